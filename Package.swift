@@ -1,0 +1,98 @@
+// swift-tools-version:6.1
+//
+// Layering (arrows point down; nothing lower imports anything higher):
+//   siwa-server (executable, CLI)
+//     -> SiwaApp (configuration, routes, metrics, logging, assembly)
+//       -> HTTPServer (HTTP/1.1 on epoll sockets)     -> CZlib, CSystem
+//       -> Store (the product's schema and records)   -> SQLite -> CSQLite
+//       -> JOSE (JWS, Apple's token rules, client secret) -> JSON, OpenSSLCrypto -> COpenSSL
+//       -> AppleClient (JWKS cache, Apple's REST endpoints) -> HTTPClient (HTTPS) -> TLS
+//   AppleSimulator (apple-sim: Apple's endpoints offline) -> HTTPServer, JOSE, HTTPClient, TLS
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "siwa-server",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "siwa-server", targets: ["siwa-server"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // C libraries from the system (libssl-dev, libsqlite3-dev, zlib1g-dev). Each module map's
+        // header also holds the few static inline shims for macros Swift cannot import.
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSystem"),
+        .target(name: "SystemThread", swiftSettings: strict),
+
+        .target(
+            name: "HTTPServer",
+            dependencies: ["CZlib", "CSystem", "SystemThread", "JSON", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .target(name: "SQLite", dependencies: ["CSQLite", "SystemThread"], swiftSettings: strict),
+        .target(name: "OpenSSLCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "JSON", swiftSettings: strict),
+        .target(name: "JOSE", dependencies: ["JSON", "OpenSSLCrypto"], swiftSettings: strict),
+        .target(name: "TLS", dependencies: ["COpenSSL", "CSystem", "OpenSSLCrypto", "SystemThread"], swiftSettings: strict),
+        .target(name: "HTTPClient", dependencies: ["TLS", "CZlib", "CSystem", "COpenSSL"], swiftSettings: strict),
+        .target(name: "AppleClient", dependencies: ["HTTPClient", "JOSE", "JSON", "OpenSSLCrypto"], swiftSettings: strict),
+        .target(
+            name: "AppleSimulator",
+            dependencies: ["HTTPServer", "HTTPClient", "JOSE", "JSON", "OpenSSLCrypto", "TLS", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .target(name: "Store", dependencies: ["SQLite", "OpenSSLCrypto"], swiftSettings: strict),
+        .target(
+            name: "SiwaApp",
+            dependencies: [
+                "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "SystemThread",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "siwa-server",
+            dependencies: ["SiwaApp", "JOSE", "AppleSimulator", .product(name: "Logging", package: "swift-log"), .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
+
+        // Measurement tool for Scripts/bench; not shipped.
+        .executableTarget(name: "siwa-bench", dependencies: ["JOSE", "JSON", "OpenSSLCrypto", "AppleSimulator"], swiftSettings: strict),
+
+        // Shared by the test targets: child processes without Foundation's Process.
+        .target(name: "TestSupport", dependencies: ["CSystem", "SystemThread"], path: "Tests/TestSupport", swiftSettings: strict),
+
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
+        .testTarget(name: "OpenSSLCryptoTests", dependencies: ["OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "COpenSSL", "OpenSSLCrypto"], swiftSettings: strict),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TLS", "HTTPServer", "OpenSSLCrypto"], swiftSettings: strict),
+        .testTarget(name: "AppleClientTests", dependencies: ["AppleClient", "AppleSimulator", "HTTPClient", "JOSE", "OpenSSLCrypto"], swiftSettings: strict),
+        .testTarget(name: "AppleSimulatorTests", dependencies: ["AppleSimulator", "HTTPClient", "HTTPServer", "JOSE", "JSON", "OpenSSLCrypto"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "OpenSSLCrypto"], swiftSettings: strict),
+        .testTarget(
+            name: "SiwaAppTests",
+            dependencies: [
+                "SiwaApp", "AppleSimulator", "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JSON", "JOSE",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SiwaServerTests",
+            dependencies: ["siwa-server", "SiwaApp", "OpenSSLCrypto", "AppleSimulator", "JOSE", "JSON", "TestSupport"],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,44 @@
+-- wrk script: POSTs one JSON body a request, taken in order from a file of one body a line.
+-- Each wrk thread takes every Nth line, so no body is sent twice while the file lasts.
+--   wrk -t2 ... -s Scripts/bench-lua/post-lines.lua URL -- BODIES_FILE THREADS
+-- When a thread runs out it starts again from its first line (the server then answers 401
+-- `replayed`, which wrk counts as non-2xx: the file was too short for the run) and says so.
+local counter = 0
+local threads = {}
+
+function setup(thread)
+  thread:set("id", counter)
+  counter = counter + 1
+  table.insert(threads, thread)
+end
+
+function init(args)
+  local path, total = args[1], tonumber(args[2])
+  bodies = {}
+  local n = 0
+  for line in io.lines(path) do
+    if n % total == id and #line > 0 then bodies[#bodies + 1] = line end
+    n = n + 1
+  end
+  index = 0
+  wrapped = 0
+  headers = { ["Content-Type"] = "application/json" }
+end
+
+function request()
+  index = index + 1
+  if index > #bodies then
+    index = 1
+    wrapped = wrapped + 1
+  end
+  return wrk.format("POST", nil, headers, bodies[index])
+end
+
+function done(summary, latency, requests)
+  for _, thread in ipairs(threads) do
+    local times = thread:get("wrapped")
+    if times and times > 0 then
+      io.write(string.format("bodies exhausted: thread %d started over %d time(s)\n", thread:get("id"), times))
+    end
+  end
+end

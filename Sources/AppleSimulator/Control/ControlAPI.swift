@@ -1,0 +1,140 @@
+import HTTPServer
+import JSON
+
+/// The simulator's own routes under `/sim/` (SPEC §7): what tests and developers use to act
+/// as a phone, as the person in Settings, as Apple's notification sender, and as a failing
+/// network. JSON in, JSON out; a request it cannot act on is 400 `invalid_request`.
+struct ControlAPI: Sendable {
+    let context: SimulatorContext
+    let notifications: NotificationSender
+
+    func register(into router: inout Router) {
+        router.add(.post, "/sim/codes") { request in await self.run(request, self.codes) }
+        router.add(.post, "/sim/notify") { request in await self.run(request, self.notify) }
+        router.add(.post, "/sim/revoke-consent") { request in await self.run(request, self.revokeConsent) }
+        router.add(.post, "/sim/delete-account") { request in await self.run(request, self.deleteAccount) }
+        router.add(.post, "/sim/rotate-keys") { _ in self.rotateKeys() }
+        router.add(.post, "/sim/faults") { request in await self.run(request, self.addFault) }
+        router.add(.get, "/sim/faults") { _ in
+            ControlResponse.object([("faults", .array(self.context.faults.pending.map(\.json)))])
+        }
+        router.add(.delete, "/sim/faults") { _ in
+            self.context.faults.clear()
+            return ControlResponse.object([("faults", .array([]))])
+        }
+        router.add(.get, "/sim/log") { _ in
+            ControlResponse.object([("calls", .array(self.context.calls.all.map(\.json)))])
+        }
+        router.add(.delete, "/sim/log") { _ in
+            self.context.calls.clear()
+            return ControlResponse.object([("calls", .array([]))])
+        }
+    }
+
+    private func run(_ request: HTTPRequest, _ body: (JSONObject) async throws(ControlFailure) -> HTTPResponse) async -> HTTPResponse {
+        let object: JSONObject
+        if request.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            object = JSONObject()
+        } else {
+            guard let parsed = try? JSONParser.parse(request.body).object else {
+                return ControlFailure("The body must be a JSON object.").response
+            }
+            object = parsed
+        }
+        do {
+            return try await body(object)
+        } catch {
+            return error.response
+        }
+    }
+
+    private static func required(_ object: JSONObject, _ key: String) throws(ControlFailure) -> String {
+        guard let value = object.text(key), !value.isEmpty else { throw ControlFailure("\(key) is required (a non-empty string).") }
+        return value
+    }
+
+    private static func optional(_ object: JSONObject, _ key: String) throws(ControlFailure) -> String? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard let text = value.string else { throw ControlFailure("\(key) must be a string.") }
+        return text
+    }
+
+    private static func optionalFlag(_ object: JSONObject, _ key: String) throws(ControlFailure) -> Bool? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard let flag = object.flag(key) else { throw ControlFailure("\(key) must be true or false.") }
+        return flag
+    }
+
+    private func codes(_ object: JSONObject) throws(ControlFailure) -> HTTPResponse {
+        let sub = try Self.required(object, "sub")
+        let clientID = try Self.required(object, "client_id")
+        let redirectURI = try Self.optional(object, "redirect_uri")
+        if let redirectURI, !AuthorizeRequest.isAcceptableRedirect(redirectURI) {
+            throw ControlFailure("redirect_uri must be https, or http to loopback, without a fragment.")
+        }
+        do {
+            let issued = try context.issueNativeCode(
+                sub: sub, clientID: clientID, nonce: try Self.optional(object, "nonce"), email: try Self.optional(object, "email"),
+                isPrivateEmail: try Self.optionalFlag(object, "is_private_email"), redirectURI: redirectURI)
+            return ControlResponse.object([("code", .string(issued.code)), ("id_token", .string(issued.identityToken))])
+        } catch let failure as ControlFailure {
+            throw failure
+        } catch {
+            return ControlResponse.error("Signing failed: \(error)", code: "server_error", status: 500)
+        }
+    }
+
+    private func notify(_ object: JSONObject) async throws(ControlFailure) -> HTTPResponse {
+        let url = try Self.required(object, "url")
+        let type = try Self.required(object, "type")
+        let sub = try Self.required(object, "sub")
+        var form = NotificationEvent.EventsForm.string
+        if let name = try Self.optional(object, "events_as") {
+            guard let parsed = NotificationEvent.EventsForm(rawValue: name) else {
+                throw ControlFailure("events_as must be \"string\", \"object\" or \"array\".")
+            }
+            form = parsed
+        }
+        let event = NotificationEvent(
+            type: type, sub: sub, email: try Self.optional(object, "email"),
+            isPrivateEmail: try Self.optionalFlag(object, "is_private_email"), eventsForm: form,
+            clientID: try Self.optional(object, "client_id"))
+        do {
+            let delivery = try await notifications.send(event, to: url)
+            return ControlResponse.object([("status", .integer(Int64(delivery.status))), ("jti", .string(delivery.jti))])
+        } catch let failure as NotificationSender.Failure {
+            return ControlResponse.object(
+                [
+                    ("error", .string("delivery_failed")), ("error_description", .string(failure.description)),
+                    ("jti", .optional(failure.jti)),
+                ], status: 502)
+        } catch {
+            return ControlResponse.error("Signing failed: \(error)", code: "server_error", status: 500)
+        }
+    }
+
+    private func revokeConsent(_ object: JSONObject) throws(ControlFailure) -> HTTPResponse {
+        let revoked = context.revokeConsent(sub: try Self.required(object, "sub"), clientID: try Self.required(object, "client_id"))
+        return ControlResponse.object([("revoked_tokens", .integer(Int64(revoked)))])
+    }
+
+    private func deleteAccount(_ object: JSONObject) throws(ControlFailure) -> HTTPResponse {
+        let existed = context.deleteAccount(sub: try Self.required(object, "sub"))
+        return ControlResponse.object([("deleted", .bool(existed))])
+    }
+
+    private func rotateKeys() -> HTTPResponse {
+        do {
+            let kids = try context.rotateKeys()
+            return ControlResponse.object([("keys", .array(kids.map { .string($0) })), ("current", .string(kids[kids.count - 1]))])
+        } catch {
+            return ControlResponse.error("Key generation failed: \(error)", code: "server_error", status: 500)
+        }
+    }
+
+    private func addFault(_ object: JSONObject) throws(ControlFailure) -> HTTPResponse {
+        let fault = try SimulatorFault.parse(object).get()
+        context.faults.add(fault)
+        return ControlResponse.object([("faults", .array(context.faults.pending.map(\.json)))])
+    }
+}

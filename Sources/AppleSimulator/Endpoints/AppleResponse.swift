@@ -1,0 +1,29 @@
+import HTTPServer
+import JSON
+
+/// Responses shaped as `appleid.apple.com` sends them: JSON with `charset=UTF-8`, never
+/// cacheable, and every error a 400 `{"error","error_description"}` (APPLE.md §0).
+enum AppleResponse {
+    static func headers(contentType: String = "application/json;charset=UTF-8") -> HTTPHeaders {
+        ["Content-Type": contentType, "Cache-Control": "no-store", "Pragma": "no-cache"]
+    }
+
+    static func json(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: headers(), body: JSONWriter.bytes(value))
+    }
+
+    static func error(_ code: String, _ description: String, status: Int = 400) -> HTTPResponse {
+        json(.object(JSONObject([("error", .string(code)), ("error_description", .string(description))])), status: status)
+    }
+
+    /// `/auth/revoke`'s answer: 200 and no body, whether or not anything was revoked.
+    static func empty() -> HTTPResponse {
+        var headers = headers()
+        headers.remove("Content-Type")
+        return HTTPResponse(status: 200, headers: headers, body: [])
+    }
+
+    static func html(_ page: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: headers(contentType: "text/html;charset=UTF-8"), body: Array(page.utf8))
+    }
+}

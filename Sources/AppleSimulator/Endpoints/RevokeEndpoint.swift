@@ -1,0 +1,46 @@
+import HTTPServer
+
+/// `POST /auth/revoke` (APPLE.md §3): revoking a refresh or access token ends the person's
+/// consent to the client, so their next authorization is a first one again (`user` is sent).
+/// The answer is 200 with an empty body whether or not the token meant anything: Apple
+/// answers garbage tokens the same way (F/707610), so a 200 proves nothing.
+struct RevokeEndpoint: Sendable {
+    let context: SimulatorContext
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        guard FormFields.isFormContentType(request.headers["Content-Type"]) else {
+            return AppleResponse.error("invalid_request", "Content-Type must be application/x-www-form-urlencoded.")
+        }
+        let form: FormFields
+        do {
+            form = try FormFields(parsing: request.body)
+        } catch .duplicate(let name) {
+            return AppleResponse.error("invalid_request", "Duplicate parameter: \(name).")
+        } catch {
+            return AppleResponse.error("invalid_request", "The request body is not percent-encoded form data.")
+        }
+        let now = context.now
+        let clientID = form.nonEmpty("client_id")
+        if let failure = context.clientSecrets.failure(secret: form["client_secret"], clientID: clientID, now: now) {
+            return AppleResponse.error("invalid_client", failure)
+        }
+        guard let clientID else { return AppleResponse.error("invalid_client", "client_id is missing.") }
+        guard let token = form.nonEmpty("token") else { return AppleResponse.error("invalid_request", "token is missing.") }
+        let hint = form.nonEmpty("token_type_hint")
+        if let hint, IssuedToken.Kind(rawValue: hint) == nil {
+            return AppleResponse.error("invalid_request", "token_type_hint must be refresh_token or access_token.")
+        }
+        let mismatch = context.store.change { state -> Bool in
+            guard let issued = state.tokens[token], issued.clientID == clientID, issued.isLive(now: now) else { return false }
+            if let hint, hint != issued.kind.rawValue { return true }
+            if issued.sub.isEmpty {
+                state.tokens[token] = nil
+            } else {
+                state.revokeGrant(sub: issued.sub, clientID: clientID)
+            }
+            return false
+        }
+        if mismatch { return AppleResponse.error("invalid_request", "token_type_hint does not match the token.") }
+        return AppleResponse.empty()
+    }
+}

@@ -1,0 +1,42 @@
+import Glibc
+
+/// How an `AppleIDSimulator` runs. Every field has a default that works on a developer's
+/// machine with no setup: loopback, a free port, in-memory state and generated keys.
+public struct SimulatorConfiguration: Sendable {
+    public var host: String
+    /// 0 asks the system for a free port.
+    public var port: UInt16
+    /// When set, state is loaded from here at start and saved on every change; the developer
+    /// key is written here as `AuthKey_<keyID>.p8` (and `ca.pem` in TLS mode).
+    public var stateDirectory: String?
+    public var teamID: String
+    public var keyID: String
+    /// The developer's `.p8` (PKCS#8 P-256) whose public half checks client secrets, as
+    /// Apple's portal holds it. Generated when nil.
+    public var developerKeyPEM: String?
+    /// Serve HTTPS through a throwaway CA, for clients that refuse plain HTTP.
+    public var tls: Bool
+    /// Seconds since 1970; tests hold it to expire codes and client secrets.
+    public var clock: @Sendable () -> Int64
+
+    public init(
+        host: String = "127.0.0.1", port: UInt16 = 0, stateDirectory: String? = nil, teamID: String = "SIMTEAM001",
+        keyID: String = "SIMKEY0001", developerKeyPEM: String? = nil, tls: Bool = false,
+        clock: @escaping @Sendable () -> Int64 = SimulatorConfiguration.wallClock
+    ) {
+        self.host = host
+        self.port = port
+        self.stateDirectory = stateDirectory
+        self.teamID = teamID
+        self.keyID = keyID
+        self.developerKeyPEM = developerKeyPEM
+        self.tls = tls
+        self.clock = clock
+    }
+
+    @Sendable public static func wallClock() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec)
+    }
+}

@@ -1,0 +1,74 @@
+/// `application/x-www-form-urlencoded` fields (also query strings), in order: Apple's form
+/// posts to the simulator and the web flow's callback and forms.
+public struct FormFields: Sendable {
+    public enum Failure: Error, Equatable {
+        /// A bad percent escape or bytes that are not UTF-8.
+        case malformed
+        /// OAuth forbids repeating a parameter (RFC 6749 §3.1); Apple answers `invalid_request`.
+        case duplicate(String)
+    }
+
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init(fields: [(name: String, value: String)]) {
+        self.fields = fields
+    }
+
+    public init(parsing text: some StringProtocol) throws(Failure) {
+        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = PercentDecoding.decode(parts[0], plusAsSpace: true),
+                  let value = PercentDecoding.decode(parts.count > 1 ? parts[1] : "", plusAsSpace: true)
+            else { throw .malformed }
+            if fields.contains(where: { $0.name == name }) { throw .duplicate(name) }
+            fields.append((name, value))
+        }
+    }
+
+    public init(parsing bytes: [UInt8]) throws(Failure) {
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .malformed }
+        try self.init(parsing: text)
+    }
+
+    public subscript(name: String) -> String? { fields.first { $0.name == name }?.value }
+
+    /// The value, or nil when absent or empty: Apple treats an empty parameter as missing.
+    public func nonEmpty(_ name: String) -> String? { self[name].flatMap { $0.isEmpty ? nil : $0 } }
+
+    public func encoded() -> String {
+        fields.map { Self.escape($0.name) + "=" + Self.escape($0.value) }.joined(separator: "&")
+    }
+
+    /// Percent-encodes everything but RFC 3986 unreserved characters.
+    public static func escape(_ text: String) -> String {
+        var output = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                output.unicodeScalars.append(UnicodeScalar(byte))
+            default:
+                let digits = Array("0123456789ABCDEF")
+                output += "%" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0x0F)])
+            }
+        }
+        return output
+    }
+
+    /// Whether the request says its body is form data (parameters after `;` ignored).
+    public static func isFormContentType(_ value: String?) -> Bool {
+        guard let value else { return false }
+        let mediaType = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: " \t") } ?? ""
+        return mediaType.lowercased() == "application/x-www-form-urlencoded"
+    }
+}
+
+extension StringProtocol {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        let characters = Set(set)
+        var slice = Substring(self)
+        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
+        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
+        return String(slice)
+    }
+}

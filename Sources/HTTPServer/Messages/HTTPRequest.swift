@@ -1,0 +1,27 @@
+/// A complete request as handlers see it.
+public struct HTTPRequest: Sendable {
+    public var head: HTTPRequestHead
+    public var body: [UInt8]
+    /// Values of `{name}` segments of the matched route, percent-decoded.
+    public var pathParameters: [String: String]
+    /// The request's id: the client's `X-Request-Id` when it is well formed, else a new one.
+    public var requestID: String
+    /// The peer's address as `ip` (no port), for logs and rate limits.
+    public var remoteAddress: String
+
+    public init(
+        head: HTTPRequestHead, body: [UInt8] = [], pathParameters: [String: String] = [:],
+        requestID: String = "", remoteAddress: String = ""
+    ) {
+        self.head = head
+        self.body = body
+        self.pathParameters = pathParameters
+        self.requestID = requestID
+        self.remoteAddress = remoteAddress
+    }
+
+    public var method: HTTPMethod { head.method }
+    public var path: String { head.path }
+    public var query: String? { head.query }
+    public var headers: HTTPHeaders { head.headers }
+}

@@ -1,0 +1,106 @@
+import Glibc
+import Logging
+import Synchronization
+
+/// An HTTP/1.1 server on epoll: `threads` I/O loops sharing one listening socket, each running
+/// request handlers as tasks on its own executor.
+public final class HTTPServer: Sendable {
+    private struct State {
+        var loops: [EventLoop] = []
+        var listenerFD: Int32 = -1
+        var port: UInt16 = 0
+        var started = false
+        var stopRequested = false
+        var exited = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let configuration: HTTPServerConfiguration
+    private let router: Router
+    private let observer: (any HTTPServerObserver)?
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    public init(
+        configuration: HTTPServerConfiguration, router: Router, observer: (any HTTPServerObserver)? = nil,
+        logger: Logger = Logger(label: "siwa.http")
+    ) {
+        self.configuration = configuration
+        self.router = router
+        self.observer = observer
+        self.logger = logger
+    }
+
+    /// The bound port (useful with port 0); 0 before `start`.
+    public var port: UInt16 { state.withLock { $0.port } }
+
+    /// Binds every loop's socket and starts the loops. Throws if the address cannot be bound;
+    /// nothing is left open then.
+    @discardableResult
+    public func start() throws -> UInt16 {
+        // A peer that resets mid-write must not kill the process; send() also says MSG_NOSIGNAL.
+        signal(SIGPIPE, SIG_IGN)
+        ListeningSocket.raiseDescriptorLimit()
+
+        let (listenerFD, port) = try ListeningSocket.open(host: configuration.host, port: configuration.port)
+
+        let context = ServerContext(
+            router: router, configuration: configuration, observer: observer, logger: logger, loops: configuration.threads,
+            onAllLoopsExited: { [weak self] in
+                guard let self else { return }
+                let waiters = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                    state.exited = true
+                    defer { state.waiters.removeAll() }
+                    return state.waiters
+                }
+                waiters.forEach { $0.resume() }
+            })
+        var loops: [EventLoop] = []
+        do {
+            for index in 0..<configuration.threads {
+                loops.append(try EventLoop(index: index, server: context, listenerFD: listenerFD))
+            }
+        } catch {
+            close(listenerFD)
+            throw error
+        }
+        state.withLock {
+            $0.loops = loops
+            $0.listenerFD = listenerFD
+            $0.port = port
+            $0.started = true
+        }
+        for loop in loops { try loop.start(name: "siwa-io-\(loop.index)") }
+        return port
+    }
+
+    /// Graceful stop: the listeners close at once, idle connections close, requests in flight
+    /// finish (bounded by `timeouts.drain`), then the loops end. Returns when they have.
+    public func stop() async {
+        let (loops, listenerFD) = state.withLock { state -> ([EventLoop], Int32) in
+            guard state.started, !state.stopRequested else { return ([], -1) }
+            state.stopRequested = true
+            return (state.loops, state.listenerFD)
+        }
+        let deadline = MonotonicClock.now() + configuration.timeouts.drain.nanoseconds
+        for loop in loops {
+            await Task(executorPreference: loop) { loop.beginStop(deadline: deadline) }.value
+        }
+        // Every loop has unregistered it, so no loop can mistake a reused descriptor number for
+        // the listener.
+        if listenerFD >= 0 { close(listenerFD) }
+        await waitUntilStopped()
+    }
+
+    /// Returns once every loop has ended (immediately if the server never started).
+    public func waitUntilStopped() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if !state.started || state.exited { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import JSON
+
+/// The claims of an Apple identity token or notification, read the way Apple actually sends
+/// them (APPLE.md §6, §7): booleans as booleans, as `"true"`/`"false"` strings, or absent.
+public struct AppleClaims: Sendable {
+    public enum RealUserStatus: String, Sendable {
+        case unsupported, unknown
+        case likelyReal = "likely_real"
+    }
+
+    public let issuer: String?
+    public let audiences: [String]
+    public let subject: String
+    public let issuedAt: Int64
+    public let expiresAt: Int64?
+    public let nonce: String?
+    public let nonceSupported: Bool
+    public let codeHash: String?
+    public let email: String?
+    public let emailVerified: Bool
+    public let isPrivateEmail: Bool
+    public let realUserStatus: RealUserStatus
+    public let authTime: Int64?
+    public let transferSubject: String?
+    public let tokenID: String?
+    /// Present only in notifications.
+    public let events: [AppleEvent]?
+
+    /// Reads the claims; a claim of the wrong type where one is required is `malformed`.
+    /// Reads the claims in one pass over the members (this runs for every token verified); a
+    /// claim of the wrong type where one is required is `malformed`.
+    init(_ payload: JSONObject, requireSubject: Bool) throws(TokenFailure) {
+        var issuer: String?, audiences: [String] = [], subject: String?, issuedAt: JSONValue?, expires: JSONValue?
+        var nonce: String?, nonceSupported = false, codeHash: String?, email: String?, emailVerified = false
+        var isPrivateEmail = false, realUserStatus = RealUserStatus.unsupported, authTime: Int64?
+        var transferSubject: String?, tokenID: String?, events: JSONValue?
+        for (key, value) in payload.members {
+            switch key {
+            case "iss": issuer = value.string
+            case "aud":
+                switch value {
+                case .string(let audience): audiences = [audience]
+                case .array(let list): audiences = list.compactMap(\.string)
+                default: break
+                }
+            case "sub": subject = value.string
+            case "iat": issuedAt = value
+            case "exp": expires = value
+            case "nonce": nonce = value.string
+            case "nonce_supported": nonceSupported = Self.flag(value)
+            case "c_hash": codeHash = value.string
+            case "email": email = value.string
+            case "email_verified": emailVerified = Self.flag(value)
+            case "is_private_email": isPrivateEmail = Self.flag(value)
+            case "real_user_status":
+                switch value.integer {
+                case 1?: realUserStatus = .unknown
+                case 2?: realUserStatus = .likelyReal
+                default: realUserStatus = .unsupported
+                }
+            case "auth_time": authTime = value.integer
+            case "transfer_sub": transferSubject = value.string
+            case "jti": tokenID = value.string
+            case "events": events = value
+            default: break
+            }
+        }
+        if requireSubject, subject == nil || subject!.isEmpty { throw .malformed }
+        guard let issuedAt = issuedAt?.integer else { throw .malformed }
+        if let expires, !expires.isNull {
+            guard let value = expires.integer else { throw .malformed }
+            expiresAt = value
+        } else {
+            expiresAt = nil
+        }
+        self.issuer = issuer
+        self.audiences = audiences
+        self.subject = subject ?? ""
+        self.issuedAt = issuedAt
+        self.nonce = nonce
+        self.nonceSupported = nonceSupported
+        self.codeHash = codeHash
+        self.email = email
+        self.emailVerified = emailVerified
+        self.isPrivateEmail = isPrivateEmail
+        self.realUserStatus = realUserStatus
+        self.authTime = authTime
+        self.transferSubject = transferSubject
+        self.tokenID = tokenID
+        self.events = try events.map { value throws(TokenFailure) in try AppleEvent.list(from: value) }
+    }
+
+    /// `true`, `"true"` (any case) → true; `false`, `"false"`, absent or anything else → false.
+    static func flag(_ value: JSONValue?) -> Bool {
+        switch value {
+        case .bool(let flag)?: flag
+        case .string(let text)?: text == "true" || (text.utf8.count == 4 && text.lowercased() == "true")
+        default: false
+        }
+    }
+}
+
+/// One server-to-server notification event.
+public struct AppleEvent: Sendable, Equatable {
+    public let type: String
+    public let subject: String
+    /// Milliseconds since 1970 on the wire (APPLE.md §7), whatever the docs' example shows.
+    public let eventTimeMilliseconds: Int64?
+    public let email: String?
+    public let isPrivateEmail: Bool?
+
+    public init(type: String, subject: String, eventTimeMilliseconds: Int64?, email: String? = nil, isPrivateEmail: Bool? = nil) {
+        self.type = type
+        self.subject = subject
+        self.eventTimeMilliseconds = eventTimeMilliseconds
+        self.email = email
+        self.isPrivateEmail = isPrivateEmail
+    }
+
+    /// `events` as Apple sends it (a JSON-encoded string), or as an object, or an array.
+    static func list(from value: JSONValue) throws(TokenFailure) -> [AppleEvent] {
+        var value = value
+        if case .string(let encoded) = value {
+            guard let decoded = try? JSONParser.parse(encoded) else { throw .malformed }
+            value = decoded
+        }
+        switch value {
+        case .object(let object): return [try AppleEvent(object)]
+        case .array(let list) where !list.isEmpty:
+            var events: [AppleEvent] = []
+            for element in list {
+                guard let object = element.object else { throw .malformed }
+                events.append(try AppleEvent(object))
+            }
+            return events
+        default: throw .malformed
+        }
+    }
+
+    init(_ object: JSONObject) throws(TokenFailure) {
+        guard let type = object["type"]?.string, let subject = object["sub"]?.string else { throw .malformed }
+        self.type = type
+        self.subject = subject
+        eventTimeMilliseconds = object["event_time"]?.integer
+        email = object["email"]?.string
+        isPrivateEmail = object["is_private_email"].map { AppleClaims.flag($0) }
+    }
+}

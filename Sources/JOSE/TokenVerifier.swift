@@ -1,0 +1,139 @@
+import JSON
+import OpenSSLCrypto
+
+/// The one set of rules for everything Apple signs — identity tokens from phones and from the
+/// web callback, the `id_token` of a code exchange, and server-to-server notifications — in
+/// SPEC §7's order, the first failure naming the reason. Sign-in, notifications and
+/// `verify-token` all call this.
+public enum TokenVerifier {
+    public static let appleIssuer = "https://appleid.apple.com"
+    /// Clock skew tolerated on `exp` and `iat`, in seconds.
+    public static let leeway: Int64 = 60
+
+    public enum Kind: Sendable {
+        /// From a phone or the web callback: nonce and `c_hash` rules apply.
+        case identityToken
+        /// The `id_token` of a code exchange: signature, `iss`, `aud`, `exp`, `sub`; no nonce.
+        case exchangedToken
+        /// `exp` only when present; `jti` and `events` required.
+        case notification
+    }
+
+    public enum NonceCheck: Sendable {
+        /// `verify-token` without `--nonce`.
+        case notChecked
+        /// `expected` is the raw nonce the client sent (nil when it sent none).
+        case check(expected: String?, requireNonce: Bool)
+    }
+
+    public struct Policy: Sendable {
+        public var kind: Kind
+        /// nil: the audience is not checked (`verify-token` with no audience configured).
+        public var audiences: Set<String>?
+        public var nonce: NonceCheck
+        /// When given and the token has `c_hash`, the code must hash to it.
+        public var authorizationCode: String?
+
+        public init(kind: Kind, audiences: Set<String>?, nonce: NonceCheck = .notChecked, authorizationCode: String? = nil) {
+            self.kind = kind
+            self.audiences = audiences
+            self.nonce = nonce
+            self.authorizationCode = authorizationCode
+        }
+    }
+
+    /// How the token's `nonce` related to the raw nonce: clients differ (APPLE.md §6).
+    public enum NonceForm: String, Sendable {
+        case raw
+        case sha256Hex = "sha256_hex"
+        case sha256Base64URL = "sha256_base64url"
+    }
+
+    public struct Verified: Sendable {
+        public let claims: AppleClaims
+        public let header: JSONObject
+        public let payload: JSONObject
+        public let keyID: String
+        /// nil when the nonce was not checked or the token had none (and none was required).
+        public let nonceForm: NonceForm?
+    }
+
+    /// - Parameters:
+    ///   - keys: looks a `kid` up in Apple's current key set.
+    ///   - now: seconds since 1970; tests and `verify-token --now` hold the clock.
+    public static func verify(
+        _ token: String, keys: (String) -> RSAPublicKey?, policy: Policy, now: Int64
+    ) throws(TokenFailure) -> Verified {
+        let jws = try CompactJWS(token)
+        // `crit` names extensions a verifier must understand; this one understands none.
+        if jws.header["crit"] != nil { throw .malformed }
+        // Only RS256: `none`, HS256 keyed with the public key and every other algorithm are
+        // refused before any key is touched. `jku`, `jwk`, `x5u` and `x5c` are never read.
+        guard jws.algorithm == "RS256" else { throw .unsupportedAlgorithm }
+        guard let kid = jws.keyID, !kid.isEmpty, let key = keys(kid) else { throw .unknownKey }
+        guard key.verifyRS256(signature: jws.signature, message: jws.signingInput) else { throw .badSignature }
+
+        // Notifications carry the subject inside each event, not at the top (APPLE.md §7).
+        let claims = try AppleClaims(jws.payload, requireSubject: policy.kind != .notification)
+        guard claims.issuer == appleIssuer else { throw .wrongIssuer }
+        if let audiences = policy.audiences {
+            guard !claims.audiences.isEmpty, claims.audiences.contains(where: audiences.contains) else { throw .wrongAudience }
+        }
+        switch (policy.kind, claims.expiresAt) {
+        case (.notification, nil): break
+        case (_, nil): throw .malformed
+        case (_, let expiresAt?): if now >= expiresAt + leeway { throw .expired }
+        }
+        if claims.issuedAt > now + leeway { throw .issuedInFuture }
+
+        var nonceForm: NonceForm?
+        if policy.kind == .identityToken, case .check(let expected, let requireNonce) = policy.nonce {
+            if let claimed = claims.nonce {
+                guard let expected, !expected.isEmpty else { throw .nonceMissing }
+                guard let form = matchNonce(claimed: claimed, raw: expected) else { throw .nonceMismatch }
+                nonceForm = form
+            } else if requireNonce || claims.nonceSupported {
+                throw .nonceMissing
+            }
+        }
+        if policy.kind == .identityToken, let codeHash = claims.codeHash, let code = policy.authorizationCode {
+            guard codeHash == Self.codeHash(code) else { throw .codeMismatch }
+        }
+        if policy.kind == .notification {
+            guard let jti = claims.tokenID, !jti.isEmpty, claims.events != nil else { throw .malformed }
+        }
+        return Verified(claims: claims, header: jws.header, payload: jws.payload, keyID: kid, nonceForm: nonceForm)
+    }
+
+    /// The raw nonce, its lower-case hex SHA-256, or its base64url SHA-256.
+    static func matchNonce(claimed: String, raw: String) -> NonceForm? {
+        if constantTimeEquals(claimed, raw) { return .raw }
+        let digest = SHA256.hash(raw)
+        if constantTimeEquals(claimed, digest.map { hexPair($0) }.joined()) { return .sha256Hex }
+        if constantTimeEquals(claimed, Base64URL.encode(digest)) { return .sha256Base64URL }
+        return nil
+    }
+
+    /// OIDC `c_hash`: base64url of the left half of SHA-256 of the code.
+    public static func codeHash(_ code: String) -> String {
+        Base64URL.encode(SHA256.hash(code).prefix(16))
+    }
+
+    private static func hexPair(_ byte: UInt8) -> String {
+        let digits = Array("0123456789abcdef")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+    }
+
+    /// Compares without an early exit, so timing does not reveal how much of a guess matched.
+    static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                guard x.count == y.count else { return false }
+                var difference: UInt8 = 0
+                for index in 0..<x.count { difference |= x[index] ^ y[index] }
+                return difference == 0
+            }
+        }
+    }
+}

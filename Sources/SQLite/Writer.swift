@@ -1,0 +1,187 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+import SystemThread
+
+/// Owns the database's only write connection and the one thread that uses it.
+///
+/// Group commit: the thread takes every job queued so far and runs up to `batchLimit` of them
+/// in one `BEGIN IMMEDIATE … COMMIT`, each in its own savepoint, so one fsync covers the whole
+/// batch while a failing job still undoes only itself. Callers resume only after COMMIT
+/// returned, so an awaited write is on disk.
+final class Writer: @unchecked Sendable {
+    // Sendable by confinement:
+    // - `queue` and `isStopping` are only touched while holding `condition`;
+    // - `connection` is used only by the writer thread, which also closes it on the way out;
+    // - `thread` is written once in init, before any job can be submitted.
+    private let condition = Condition()
+    private var queue: [any WriteJob] = []
+    private var isStopping = false
+    private let connection: Connection
+    /// Rows the current transaction changed in tracked tables, reported once it ends.
+    private let changes: RowChangeTracker.Collector?
+    private let path: String
+    private var thread: pthread_t?
+    /// Transactions committed by batches, so tests can see writes being grouped.
+    private let commits = Atomic<Int>(0)
+
+    /// Bounds how long the first caller of a batch waits behind the others.
+    static let batchLimit = 256
+
+    init(connection: Connection, path: String, tracker: RowChangeTracker?) throws {
+        self.connection = connection
+        self.path = path
+        changes = tracker.map(RowChangeTracker.Collector.init)
+        changes?.install(on: connection)
+        thread = try Self.start(self)
+    }
+
+    /// Queues a job; throws once `stop()` has begun.
+    func submit(_ job: any WriteJob) throws {
+        try condition.withLock {
+            if isStopping { throw SQLiteError.closed(path) }
+            queue.append(job)
+            condition.signal()
+        }
+    }
+
+    var commitCount: Int { commits.load(ordering: .relaxed) }
+
+    /// Jobs waiting for the writer thread (not counting the batch it is running).
+    var queuedCount: Int { condition.withLock { queue.count } }
+
+    /// False once `stop()` has begun.
+    var isAccepting: Bool { condition.withLock { !isStopping } }
+
+    /// True on the writer thread, where waiting for the writer would wait forever.
+    var isCurrentThread: Bool {
+        guard let thread else { return false }
+        return pthread_equal(pthread_self(), thread) != 0
+    }
+
+    /// Refuses new jobs; the thread finishes the queued ones, checkpoints, closes the connection
+    /// and exits. Waits for all that, except on the writer thread itself (`close()` from inside
+    /// a write, or the last reference to the database dropped there), which cannot wait for
+    /// itself and lets the thread wind down once the current batch is done.
+    func stop() {
+        let first = condition.withLock {
+            let first = !isStopping
+            isStopping = true
+            condition.signal()
+            return first
+        }
+        guard first, let thread else { return }
+        if isCurrentThread {
+            pthread_detach(thread)
+        } else {
+            pthread_join(thread, nil)
+        }
+    }
+
+    // MARK: - The writer thread
+
+    private func run() {
+        var jobs: [any WriteJob] = []
+        while true {
+            condition.lock()
+            while queue.isEmpty && !isStopping {
+                condition.wait()
+            }
+            if queue.isEmpty {
+                condition.unlock()
+                break
+            }
+            // Double buffering: the two arrays trade storage, so a steady load allocates nothing.
+            swap(&jobs, &queue)
+            condition.unlock()
+            process(jobs)
+            jobs.removeAll(keepingCapacity: true)
+        }
+        // TRUNCATE leaves an empty -wal file, so a copied or backed-up database file is whole.
+        try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
+    }
+
+    private func process(_ jobs: [any WriteJob]) {
+        var start = 0
+        while start < jobs.count {
+            if jobs[start].isExclusive {
+                runExclusive(jobs[start])
+                start += 1
+                continue
+            }
+            var end = start
+            while end < jobs.count, end - start < Self.batchLimit, !jobs[end].isExclusive {
+                end += 1
+            }
+            var next = start
+            while next < end {
+                next = runTransaction(jobs[next..<end])
+            }
+            start = end
+        }
+    }
+
+    /// Runs `jobs` in one transaction. Returns where the next transaction should start: the end,
+    /// or just past a job during which SQLite lost the transaction.
+    private func runTransaction(_ jobs: ArraySlice<any WriteJob>) -> Int {
+        do {
+            try connection.run("BEGIN IMMEDIATE")
+        } catch {
+            for job in jobs { job.complete(batchError: error) }
+            return jobs.endIndex
+        }
+        for index in jobs.indices {
+            jobs[index].perform(on: connection)
+            if !connection.isInTransaction {
+                // SQLite rolls the whole transaction back on some errors (a full disk, I/O
+                // errors), or the body ended it itself: nothing done in it so far is durable.
+                let cause = jobs[index].failure
+                    ?? SQLiteError.misuse("a write body ended the batch transaction; use savepoint instead")
+                changes?.flush()
+                for job in jobs[...index] { job.complete(batchError: cause) }
+                return index + 1
+            }
+        }
+        do {
+            try connection.run("COMMIT")
+        } catch {
+            if connection.isInTransaction { _ = try? connection.run("ROLLBACK") }
+            changes?.flush()
+            for job in jobs { job.complete(batchError: error) }
+            return jobs.endIndex
+        }
+        commits.add(1, ordering: .relaxed)
+        // Callers resume only after caches of the rows they changed know of it.
+        changes?.flush()
+        for job in jobs { job.complete(batchError: nil) }
+        return jobs.endIndex
+    }
+
+    private func runExclusive(_ job: any WriteJob) {
+        job.perform(on: connection)
+        var error: (any Error)?
+        if connection.isInTransaction {
+            // Never let one job's open transaction swallow the next batch.
+            _ = try? connection.run("ROLLBACK")
+            error = SQLiteError.misuse("writeWithoutTransaction body left a transaction open")
+        }
+        changes?.flush()
+        job.complete(batchError: error)
+    }
+
+    // MARK: - Thread start
+
+    private static func start(_ writer: Writer) throws -> pthread_t {
+        do {
+            return try SystemThread.start(name: "siwa-db-writer") { writer.run() }
+        } catch {
+            throw SQLiteError.misuse("cannot start the database writer thread (\(error))")
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import AppleClient
+import Glibc
+import HTTPServer
+import JSON
+import Logging
+import SQLite
+import Store
+
+/// `DELETE /api/account` (SPEC §4, §7): at once every session ends and the user can no longer
+/// be read; the user's Apple token goes into the durable revocation queue in the same
+/// transaction; one attempt is made within the request, bounded to 2 s, and the queue's worker
+/// retries anything left until Apple accepts it.
+struct AccountDeletion: Sendable {
+    let database: Database
+    let vault: AppleTokenVault
+    let queue: RevocationQueue
+    let revoker: Revoker
+    let clock: @Sendable () -> Int64
+
+    /// How long the request waits for Apple before answering `pending`.
+    static let inRequestBound: Duration = .seconds(2)
+
+    func delete(userID: String) async throws -> String {
+        let now = clock()
+        let queue = self.queue
+        let vault = self.vault
+        let queued: PendingRevocation? = try await database.write { connection in
+            var pending: PendingRevocation?
+            if let tokens = try vault.load(userID: userID, in: connection) {
+                // The refresh token revokes the whole grant; the access token is the fallback.
+                let token = tokens.refreshToken.map { ($0, "refresh_token") } ?? tokens.accessToken.map { ($0, "access_token") }
+                if let (value, kind) = token {
+                    // First due after the in-request attempt, so the worker does not race it.
+                    let id = try queue.enqueue(
+                        in: connection, userID: nil, clientID: tokens.clientID, token: value, kind: kind, now: now, firstAttemptAt: now + 3)
+                    pending = PendingRevocation(id: id, clientID: tokens.clientID, token: value, kind: kind, attempts: 0, createdAt: now)
+                }
+            }
+            // Sessions and stored tokens go with the user (ON DELETE CASCADE).
+            _ = try UserStore.delete(in: connection, userID: userID)
+            return pending
+        }
+        guard let queued else { return "none" }
+        let revoker = self.revoker
+        let accepted = await withTaskGroup(of: Bool.self) { group -> Bool in
+            group.addTask { await revoker.attempt(queued) }
+            group.addTask {
+                try? await Task.sleep(for: Self.inRequestBound)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        return accepted ? "done" : "pending"
+    }
+
+    func route(_ authenticator: SessionAuthenticator, logger: Logger) -> HTTPHandler {
+        { request in
+            do throws(SessionAuthenticator.Refusal) {
+                let found = try await authenticator.authenticate(request, changesState: true)
+                do {
+                    let revocation = try await delete(userID: found.user.id)
+                    let body = JSONValue.object(JSONObject([("status", .string("deleted")), ("apple_revocation", .string(revocation))]))
+                    return HTTPResponse(status: 202, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))
+                } catch {
+                    logger.error("account deletion failed", metadata: ["error": "\(error)", "request_id": .string(request.requestID)])
+                    return .error(500, code: "internal_error", description: "the account could not be deleted; nothing changed")
+                }
+            } catch {
+                return SessionAuthenticator.response(for: error)
+            }
+        }
+    }
+}
+
+/// Makes revocation attempts and keeps the queue's books: success removes the row, failure
+/// (any failure, 4xx included) schedules the next try with doubling back-off and jitter.
+struct Revoker: Sendable {
+    let api: AppleAPI?
+    let queue: RevocationQueue
+    let backoff: Int64
+    let backoffMax: Int64
+    let metrics: Metrics
+    let logger: Logger
+    let clock: @Sendable () -> Int64
+
+    /// One attempt; true when Apple accepted the revocation (and the row is gone).
+    func attempt(_ revocation: PendingRevocation) async -> Bool {
+        var failure = "team credentials not configured"
+        if let api {
+            do {
+                try await api.revoke(revocation.token, kind: revocation.kind == "access_token" ? .accessToken : .refreshToken, clientID: revocation.clientID)
+                do {
+                    try await queue.complete(id: revocation.id)
+                } catch {
+                    // Revoked but still queued: the next attempt is a harmless repeat.
+                    logger.warning("revocation done but not removed from the queue", metadata: ["error": "\(error)"])
+                }
+                return true
+            } catch {
+                failure = error.outcome
+                if case .invalidClient = error {
+                    logger.error("Apple refused our client authentication while revoking: check team_id, key_id and private_key")
+                }
+            }
+        }
+        let attempts = revocation.attempts + 1
+        let delay = Self.delay(attempt: attempts, base: backoff, max: backoffMax)
+        try? await queue.retry(id: revocation.id, attempts: attempts, nextAttemptAt: clock() + delay, error: failure)
+        return false
+    }
+
+    /// base × 2^(attempt−1), capped, then ±20 % jitter so many queued rows do not retry in step.
+    static func delay(attempt: Int, base: Int64, max maximum: Int64) -> Int64 {
+        let doubled = base << Int64(min(attempt - 1, 30))
+        let capped = min(maximum, Swift.max(base, doubled))
+        let jitter = Int64.random(in: -(capped / 5)...(capped / 5))
+        return Swift.max(1, capped + jitter)
+    }
+
+    /// Works the queue until cancelled: every second, the rows that are due.
+    func run() async {
+        while !Task.isCancelled {
+            if let due = try? queue.due(now: clock()) {
+                for revocation in due where !Task.isCancelled {
+                    _ = await attempt(revocation)
+                }
+            }
+            if let (count, oldest) = try? queue.depth() {
+                metrics.revocations.update(depth: count, oldestAge: oldest.map { Swift.max(0, clock() - $0) } ?? 0)
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Logging
+import Store
+
+/// Deletes what has expired, once a minute: sessions past their absolute or idle expiry,
+/// replay marks and nonces, pending profiles past their 24 hours, and web sign-ins whose ten
+/// minutes are over. Nothing here changes
+/// an answer (every read already ignores expired rows); it keeps the tables from growing.
+struct Housekeeping: Sendable {
+    let sessions: SessionStore
+    let replay: ReplayGuard
+    let pendingProfiles: PendingProfileStore
+    let webSignIns: WebSignInStore
+    let idleTTL: Int64
+    let logger: Logger
+    let clock: @Sendable () -> Int64
+
+    static let period: Duration = .seconds(60)
+
+    func run() async {
+        while !Task.isCancelled {
+            await runOnce()
+            try? await Task.sleep(for: Self.period)
+        }
+    }
+
+    /// One pass; returns how many rows went.
+    @discardableResult
+    func runOnce() async -> Int {
+        let now = clock()
+        do {
+            return try await sessions.pruneExpired(now: now, idleTTL: idleTTL)
+                + replay.prune(now: now)
+                + pendingProfiles.prune(now: now)
+                + webSignIns.prune(now: now)
+        } catch {
+            logger.warning("housekeeping could not delete expired rows", metadata: ["error": "\(error)"])
+            return 0
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import HTTPServer
+import Store
+
+/// Finds the session of a request: `Authorization: Bearer <token>` or the `siwa_session`
+/// cookie (SPEC §4). One indexed read; `last_seen_at` is written in batches.
+struct SessionAuthenticator: Sendable {
+    static let cookieName = "siwa_session"
+
+    struct Authenticated: Sendable {
+        let session: SessionRecord
+        let user: UserRecord
+        /// True when the cookie, not a bearer token, carried the session: state-changing
+        /// requests must then come from our own origin (CSRF).
+        let viaCookie: Bool
+    }
+
+    let sessions: SessionStore
+    let batcher: LastSeenBatcher
+    let idleTTL: Int64
+    let publicOrigin: String
+    let clock: @Sendable () -> Int64
+
+    enum Refusal: Error {
+        case unauthenticated
+        case forbidden
+    }
+
+    func authenticate(_ request: HTTPRequest, changesState: Bool) async throws(Refusal) -> Authenticated {
+        let now = clock()
+        var viaCookie = false
+        var token: String?
+        if let authorization = request.headers["Authorization"], authorization.lowercased().hasPrefix("bearer ") {
+            token = String(authorization.dropFirst(7)).trimmingCharacters(in: " \t")
+        } else if let cookie = Self.cookie(Self.cookieName, in: request.headers.values("Cookie")) {
+            token = cookie
+            viaCookie = true
+        }
+        guard let token, !token.isEmpty,
+              let found = try? sessions.authenticate(token: token, now: now, idleTTL: idleTTL)
+        else { throw .unauthenticated }
+        if viaCookie, changesState, request.headers["Origin"] != publicOrigin { throw .forbidden }
+        try? await batcher.touch(found.0.id, at: now)
+        return Authenticated(session: found.0, user: found.1, viaCookie: viaCookie)
+    }
+
+    static func cookie(_ name: String, in headers: [String]) -> String? {
+        for header in headers {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2, parts[0].trimmingCharacters(in: " ") == name {
+                    return parts[1].trimmingCharacters(in: " ")
+                }
+            }
+        }
+        return nil
+    }
+
+    static func response(for refusal: Refusal) -> HTTPResponse {
+        switch refusal {
+        case .unauthenticated: .error(401, code: "unauthenticated", description: "no live session")
+        case .forbidden: .error(403, code: "forbidden", description: "a cookie-authenticated change must come from this site's origin")
+        }
+    }
+}

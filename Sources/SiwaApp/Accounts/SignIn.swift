@@ -1,0 +1,221 @@
+import AppleClient
+import HTTPServer
+import JOSE
+import JSON
+import Logging
+import OpenSSLCrypto
+import SQLite
+import Store
+
+/// A sign-in with Apple, whichever way it arrives (SPEC §4): the JSON of `POST /api/auth/apple`
+/// (native apps, Sign in with Apple JS popup mode) or the web flow's `form_post` callback. An
+/// identity token (and optionally its authorization code) becomes a user and a session. Every
+/// check runs before anything is sent to Apple; the code goes to Apple at most once; the user
+/// and the session are created in one transaction.
+struct SignIn: Sendable {
+    struct Input: Sendable {
+        var identityToken: String
+        var authorizationCode: String?
+        /// The raw nonce the token must carry (raw, or as its SHA-256 in hex or base64url).
+        var nonce: String?
+        var profile: ClientProfile?
+        var deviceName: String?
+    }
+
+    struct Success: Sendable {
+        let user: UserRecord
+        let session: NewSession
+        let created: Bool
+    }
+
+    enum Failure: Error {
+        case invalidRequest(String)
+        case invalidToken(TokenFailure)
+        case invalidGrant
+        case appleUnavailable(String)
+        case keysUnavailable
+        case internalError
+
+        var response: HTTPResponse {
+            switch self {
+            case .invalidRequest(let text): .error(400, code: "invalid_request", description: text)
+            case .invalidToken(let reason): .error(401, code: "invalid_token", description: reason.rawValue)
+            case .invalidGrant: .error(401, code: "invalid_grant", description: "Apple refused the authorization code")
+            case .appleUnavailable: .error(502, code: "apple_unavailable", description: "Apple could not be reached; try again")
+            case .keysUnavailable: .error(503, code: "keys_unavailable", description: "Apple's signing keys are not available yet")
+            case .internalError: .error(500, code: "internal_error", description: "the sign-in could not be stored")
+            }
+        }
+
+        var outcome: String {
+            switch self {
+            case .invalidRequest: "invalid_request"
+            case .invalidToken: "invalid_token"
+            case .invalidGrant: "invalid_grant"
+            case .appleUnavailable: "apple_unavailable"
+            case .keysUnavailable: "keys_unavailable"
+            case .internalError: "error"
+            }
+        }
+    }
+
+    let configuration: Configuration
+    let database: Database
+    let keys: KeySetCache
+    let api: AppleAPI?
+    let vault: AppleTokenVault
+    /// Tokens Apple issued to a sign-in that then failed go here, to be revoked.
+    let revocations: RevocationQueue
+    let replay: ReplayGuard
+    let pendingProfiles: PendingProfileStore
+    let metrics: Metrics
+    let logger: Logger
+    let clock: @Sendable () -> Int64
+
+    /// Signs in and counts the outcome (`siwa_sign_ins_total`, and the refusal reason).
+    func run(_ input: Input, requestID: String) async throws(Failure) -> Success {
+        do throws(Failure) {
+            let (user, session, created) = try await signIn(input, requestID: requestID)
+            metrics.signIns.increment("success")
+            return Success(user: user, session: session, created: created)
+        } catch {
+            metrics.signIns.increment(error.outcome)
+            if case .invalidToken(let reason) = error { metrics.apple.verificationFailed(reason: reason.rawValue) }
+            throw error
+        }
+    }
+
+    private func signIn(_ input: Input, requestID: String) async throws(Failure) -> (UserRecord, NewSession, Bool) {
+        let now = clock()
+        let verified = try await verify(input, now: now)
+        let claims = verified.claims
+        let tokenHash = SHA256.hash(input.identityToken)
+        do {
+            if try replay.isUsed(tokenHash) { throw Failure.invalidToken(.replayed) }
+            // A server-issued nonce is used up by this attempt, before Apple is asked anything.
+            if let nonce = input.nonce {
+                switch try await replay.consumeNonce(nonce, now: now) {
+                case .alreadyUsed: throw Failure.invalidToken(.replayed)
+                case .expired: throw Failure.invalidToken(.nonceMismatch)
+                case .consumed, .notIssued: break
+                }
+            }
+            // Apple sends name and email once: keep them even if what follows fails.
+            if let profile = input.profile, profile.givenName != nil || profile.familyName != nil || profile.email != nil {
+                try await pendingProfiles.hold(appleSub: claims.subject, profile: profile, now: now)
+            }
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            logger.error("sign-in storage failed", metadata: ["error": "\(error)", "request_id": .string(requestID)])
+            throw .internalError
+        }
+
+        let audience = claims.audiences.first { configuration.clientIDs.contains($0) } ?? claims.audiences.first ?? ""
+        let tokens: TokenResponse?
+        if let code = input.authorizationCode {
+            tokens = try await exchange(code, audience: audience, subject: claims.subject, now: now, requestID: requestID)
+        } else {
+            tokens = nil
+        }
+        let identity = VerifiedIdentity(
+            appleSub: claims.subject, email: claims.email, emailVerified: claims.emailVerified, isPrivateEmail: claims.isPrivateEmail,
+            realUserStatus: verified.payload["real_user_status"] == nil ? nil : UserRecord.RealUserStatus(rawValue: claims.realUserStatus.rawValue))
+        let ttl = Int64(configuration.sessionTTL.components.seconds)
+        let vault = self.vault
+        let profile = input.profile
+        let deviceName = input.deviceName
+        let tokenExpiry = claims.expiresAt ?? now + 86_400
+        do {
+            return try await database.write { connection in
+                try ReplayGuard.recordUsedToken(tokenHash, expiresAt: tokenExpiry + TokenVerifier.leeway, in: connection)
+                let adopted = try PendingProfileStore.adopt(appleSub: identity.appleSub, now: now, in: connection)
+                let (user, created) = try UserStore.upsertOnSignIn(
+                    in: connection, identity: identity, profile: profile ?? adopted?.profile, now: now)
+                if let tokens {
+                    try vault.store(
+                        in: connection, userID: user.id, clientID: audience, refreshToken: tokens.refreshToken,
+                        accessToken: tokens.accessToken, now: now)
+                }
+                let session = try SessionStore.create(in: connection, userID: user.id, deviceName: deviceName, now: now, ttl: ttl)
+                return (user, session, created)
+            }
+        } catch ReplayError.tokenAlreadyUsed {
+            throw .invalidToken(.replayed)
+        } catch {
+            logger.error("sign-in not stored", metadata: ["error": "\(error)", "request_id": .string(requestID)])
+            throw .internalError
+        }
+    }
+
+    private func verify(_ input: Input, now: Int64) async throws(Failure) -> TokenVerifier.Verified {
+        guard keys.isLoaded else { throw .keysUnavailable }
+        let policy = TokenVerifier.Policy(
+            kind: .identityToken, audiences: Set(configuration.clientIDs),
+            nonce: .check(expected: input.nonce, requireNonce: configuration.requireNonce), authorizationCode: input.authorizationCode)
+        do {
+            let verified = try await keys.verify(input.identityToken, policy: policy, now: now)
+            if let form = verified.nonceForm {
+                logger.debug("identity token verified", metadata: ["nonce_form": .string(form.rawValue)])
+            }
+            return verified
+        } catch {
+            // The forms tried, for people comparing a client's nonce handling (SPEC §4).
+            logger.info("identity token refused", metadata: [
+                "reason": .string(error.rawValue), "nonce_forms_tried": "raw, sha256_hex, sha256_base64url",
+            ])
+            throw .invalidToken(error)
+        }
+    }
+
+    /// Sends the code to Apple once, whatever happens after (a code is single use).
+    private func exchange(_ code: String, audience: String, subject: String, now: Int64, requestID: String) async throws(Failure) -> TokenResponse {
+        guard let api else {
+            logger.error("authorization_code given but team_id, key_id or private_key is not configured", metadata: ["request_id": .string(requestID)])
+            throw .appleUnavailable("not configured")
+        }
+        let redirectURI = audience == configuration.webClientID ? configuration.redirectURI : nil
+        let tokens: TokenResponse
+        do {
+            tokens = try await api.exchangeCode(code, clientID: audience, redirectURI: redirectURI)
+        } catch {
+            switch error {
+            case .invalidGrant: throw .invalidGrant
+            case .invalidClient:
+                logger.error("Apple refused our client authentication: check team_id, key_id, private_key and client_ids", metadata: ["request_id": .string(requestID)])
+                throw .appleUnavailable("invalid_client")
+            default:
+                throw .appleUnavailable(error.outcome)
+            }
+        }
+        if let idToken = tokens.idToken {
+            let keys = self.keys
+            let policy = TokenVerifier.Policy(kind: .exchangedToken, audiences: [audience])
+            guard let exchanged = try? TokenVerifier.verify(idToken, keys: { keys.key($0) }, policy: policy, now: now),
+                  exchanged.claims.subject == subject
+            else {
+                logger.warning("exchanged id_token does not name the same subject", metadata: ["request_id": .string(requestID)])
+                await queueRevocation(of: tokens, clientID: audience, now: now, requestID: requestID)
+                throw .invalidToken(.subjectMismatch)
+            }
+        }
+        return tokens
+    }
+
+    /// The grant Apple just made belongs to nobody here: it goes to the revocation queue (SPEC
+    /// §7), whose worker revokes it.
+    private func queueRevocation(of tokens: TokenResponse, clientID: String, now: Int64, requestID: String) async {
+        // The refresh token revokes the whole grant; an exchange always carries an access token.
+        let (token, kind) = tokens.refreshToken.map { ($0, "refresh_token") } ?? (tokens.accessToken, "access_token")
+        let revocations = self.revocations
+        do {
+            try await database.write { connection in
+                _ = try revocations.enqueue(in: connection, userID: nil, clientID: clientID, token: token, kind: kind, now: now, firstAttemptAt: now)
+            }
+        } catch {
+            logger.error("tokens of a refused sign-in could not be queued for revocation", metadata: [
+                "error": "\(error)", "request_id": .string(requestID),
+            ])
+        }
+    }
+}

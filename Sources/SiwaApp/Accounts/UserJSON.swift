@@ -1,0 +1,29 @@
+import JSON
+import Store
+
+/// The `USER` object of SPEC §4, in the order it is documented.
+enum UserJSON {
+    static func value(_ user: UserRecord) -> JSONValue {
+        let name: JSONValue
+        if user.givenName == nil && user.familyName == nil {
+            name = .null
+        } else {
+            name = .object(JSONObject([
+                ("given", user.givenName.map(JSONValue.string) ?? .null), ("family", user.familyName.map(JSONValue.string) ?? .null),
+            ]))
+        }
+        return .object(JSONObject([
+            ("id", .string(user.id)),
+            ("apple_sub", .string(user.appleSub)),
+            ("email", user.email.map(JSONValue.string) ?? .null),
+            ("email_verified", .bool(user.emailVerified)),
+            ("is_private_email", .bool(user.isPrivateEmail)),
+            ("email_forwarding", user.emailForwarding.map { .string($0.rawValue) } ?? .null),
+            ("real_user_status", .string(user.realUserStatus.rawValue)),
+            ("name", name),
+            ("apple_credential", .string(user.appleCredential.rawValue)),
+            ("created_at", .string(RFC3339.format(user.createdAt))),
+            ("updated_at", .string(RFC3339.format(user.updatedAt))),
+        ]))
+    }
+}

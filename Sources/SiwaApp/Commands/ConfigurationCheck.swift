@@ -1,0 +1,78 @@
+import OpenSSLCrypto
+import SQLite
+import Store
+
+/// `check-config`: everything it could verify, as lines for a person, and whether all is well.
+public struct ConfigurationCheck: Sendable {
+    public struct Finding: Sendable, Equatable {
+        public let key: String
+        public let ok: Bool
+        public let detail: String
+    }
+
+    public let findings: [Finding]
+
+    public var allWell: Bool { findings.allSatisfy(\.ok) }
+
+    public init(_ configuration: Configuration) {
+        var findings: [Finding] = []
+        func require(_ key: String, _ present: Bool, _ detail: String) {
+            findings.append(Finding(key: key, ok: present, detail: present ? detail : "missing: Sign in with Apple needs it"))
+        }
+        require("team_id", configuration.teamID != nil, "present")
+        require("key_id", configuration.keyID != nil, "present")
+        if let pem = configuration.privateKeyPEM {
+            findings.append(Self.checkPrivateKey(pem))
+        } else {
+            require("private_key", false, "")
+        }
+        require("client_ids", !configuration.clientIDs.isEmpty, "\(configuration.clientIDs.count) client id(s)")
+        findings.append(Self.checkDatabase(configuration.database))
+        self.findings = findings
+    }
+
+    /// The key parses as PKCS#8 P-256 and signs: what Apple needs for the client secret.
+    static func checkPrivateKey(_ pem: String) -> Finding {
+        do {
+            let key = try P256PrivateKey(pem: pem)
+            let probe = Array("siwa-server check-config".utf8)
+            guard key.publicKey.verifyES256(signature: try key.signES256(probe), message: probe) else {
+                return Finding(key: "private_key", ok: false, detail: "the key does not produce verifiable signatures")
+            }
+            return Finding(key: "private_key", ok: true, detail: "PKCS#8 P-256 key, signs ES256")
+        } catch {
+            // The reason comes from OpenSSL and never contains key material.
+            return Finding(key: "private_key", ok: false, detail: "\(error)")
+        }
+    }
+
+    /// The database opens, takes a write lock, and holds a schema this build understands.
+    static func checkDatabase(_ path: String) -> Finding {
+        do {
+            let database = try Database(path: path, readers: 1)
+            defer { database.close() }
+            try database.writeAndWait { _ in }
+            let version = try database.read { connection -> Int? in
+                let tables = try connection.queryOne("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+                guard try tables?.int("n") == 1 else { return 0 }
+                return try connection.queryOne("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations")?.int("version")
+            }
+            if let version, version > Schema.version {
+                return Finding(key: "database", ok: false, detail: "schema version \(version) is newer than this build (\(Schema.version))")
+            }
+            return Finding(key: "database", ok: true, detail: "writable, schema version \(version ?? 0) of \(Schema.version)")
+        } catch {
+            return Finding(key: "database", ok: false, detail: "\(error)")
+        }
+    }
+
+    /// The report `check-config` prints: the effective settings (secrets masked), then findings.
+    public func report(summary: [(key: String, value: String)]) -> String {
+        var lines = ["settings:"]
+        for (key, value) in summary { lines.append("  \(key) = \(value)") }
+        lines.append("checks:")
+        for finding in findings { lines.append("  \(finding.ok ? "ok  " : "FAIL") \(finding.key): \(finding.detail)") }
+        lines.append(allWell ? "configuration is valid" : "configuration has problems")
+        return lines.joined(separator: "\n")
+    }
+}

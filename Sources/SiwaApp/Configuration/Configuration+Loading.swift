@@ -1,0 +1,314 @@
+// FoundationEssentials only: the full Foundation library adds megabytes of resident memory.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+
+extension Configuration {
+    /// Reads the JSON file, then lets every `SIWA_<KEY>` environment variable override it, and
+    /// validates the result.
+    ///
+    /// - Parameters:
+    ///   - file: the `--config` path; when nil, `Config/siwa.json` is read if it exists.
+    ///   - environment: the process environment (passed in, so tests never touch the real one).
+    ///   - isTerminal: whether stdout is a terminal, which picks the default `log_format`.
+    public static func load(
+        file: String?, environment: [String: String], isTerminal: Bool
+    ) throws(ConfigurationError) -> Configuration {
+        var values = try fileSettings(file)
+        for key in ConfigurationKey.allCases {
+            if let value = environment[key.environmentName] { values[key] = .string(value) }
+        }
+        return try Configuration(reading: SettingsReader(values: values), isTerminal: isTerminal)
+    }
+
+    /// A configuration from settings keyed by their JSON names (`"listen": "127.0.0.1:0"`), with
+    /// no file and no environment: for `demo` and tests that build one in code. Validated, and
+    /// unknown keys refused, exactly as in a file.
+    public init(settings: [String: String], isTerminal: Bool) throws(ConfigurationError) {
+        var values: [ConfigurationKey: RawSetting] = [:]
+        for (name, value) in settings.sorted(by: { $0.key < $1.key }) {
+            guard let key = ConfigurationKey(rawValue: name) else {
+                throw ConfigurationError(key: name, problem: "is not a known setting")
+            }
+            values[key] = .string(value)
+        }
+        try self.init(reading: SettingsReader(values: values), isTerminal: isTerminal)
+    }
+
+    /// The log format to use even when the configuration fails to load, so the line reporting
+    /// that failure already has the format the operator asked for.
+    public static func bestEffortLogFormat(
+        file: String?, environment: [String: String], isTerminal: Bool
+    ) -> LogFormat {
+        if let text = environment[ConfigurationKey.logFormat.environmentName],
+           let format = LogFormat(rawValue: text.trimmedSetting.lowercased()) {
+            return format
+        }
+        if let values = try? fileSettings(file), case .string(let text)? = values[.logFormat],
+           let format = LogFormat(rawValue: text.trimmedSetting.lowercased()) {
+            return format
+        }
+        return .default(isTerminal: isTerminal)
+    }
+
+    private static func fileSettings(_ file: String?) throws(ConfigurationError) -> [ConfigurationKey: RawSetting] {
+        if let file { return try RawSetting.readFile(file) }
+        if FileManager.default.fileExists(atPath: defaultFile) { return try RawSetting.readFile(defaultFile) }
+        return [:]
+    }
+
+    // Keys are read in SPEC order, so the first problem reported is the same on every run.
+    private init(reading reader: SettingsReader, isTerminal: Bool) throws(ConfigurationError) {
+        self.init()
+
+        if let text = try reader.string(.listen) { listen = try ListenAddress.parse(text) }
+
+        if let text = try reader.string(.publicURL) {
+            let url = try Self.url(text, key: .publicURL)
+            guard url.query == nil, url.fragment == nil else {
+                throw ConfigurationError(.publicURL, "\(ConfigurationError.quote(text)) must not have a query or fragment")
+            }
+            publicURL = Self.droppingTrailingSlashes(text)
+            publicOrigin = url.origin  // observers do not run inside an initializer
+        }
+
+        if let text = try reader.string(.database) {
+            // A NUL would silently cut the path short at the C boundary.
+            guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw ConfigurationError(.database, "\(ConfigurationError.quote(text)) contains control characters")
+            }
+            database = text
+        }
+
+        teamID = try Self.appleIdentifier(reader, .teamID)
+        keyID = try Self.appleIdentifier(reader, .keyID)
+
+        let inlineKey = try reader.string(.privateKey)
+        privateKeyFile = try reader.string(.privateKeyFile)
+        if let path = privateKeyFile {
+            guard inlineKey == nil else {
+                throw ConfigurationError(.privateKeyFile, "cannot be used together with private_key; set only one")
+            }
+            let text = try Self.readText(path, key: .privateKeyFile)
+            try Self.checkPrivateKeyPEM(text, key: .privateKeyFile)
+            privateKeyPEM = text
+        } else if var text = inlineKey {
+            // Environment files often carry a PEM on one line with literal "\n" separators;
+            // OpenSSL needs real line breaks.
+            if !text.contains("\n") { text = text.replacing("\\n", with: "\n") }
+            try Self.checkPrivateKeyPEM(text, key: .privateKey)
+            privateKeyPEM = text
+        }
+
+        if let ids = try reader.list(.clientIDs) {
+            if let bad = ids.first(where: { id in id.unicodeScalars.contains { $0.properties.isWhitespace || $0.value < 0x20 } }) {
+                throw ConfigurationError(.clientIDs, "\(ConfigurationError.quote(bad)) contains spaces or control characters")
+            }
+            clientIDs = ids
+        }
+        webClientID = clientIDs.first
+        if let id = try reader.string(.webClientID) {
+            // Apple puts the Services ID in the web flow's identity token `aud`; one missing from
+            // client_ids would make every web sign-in fail as wrong_audience.
+            guard clientIDs.isEmpty || clientIDs.contains(id) else {
+                throw ConfigurationError(.webClientID, "\(ConfigurationError.quote(id)) is not one of client_ids")
+            }
+            webClientID = id
+        }
+
+        redirectURI = publicURL + "/auth/apple/callback"
+        if let text = try reader.string(.redirectURI) {
+            let url = try Self.url(text, key: .redirectURI)
+            guard url.fragment == nil else {
+                throw ConfigurationError(.redirectURI, "\(ConfigurationError.quote(text)) must not have a fragment")
+            }
+            redirectURI = text
+        }
+
+        if let text = try reader.string(.appleBaseURL) {
+            let url = try Self.url(text, key: .appleBaseURL)
+            guard url.query == nil, url.fragment == nil else {
+                throw ConfigurationError(.appleBaseURL, "\(ConfigurationError.quote(text)) must not have a query or fragment")
+            }
+            // Tokens and codes travel to this URL: plain http is only safe when it never leaves the host.
+            guard url.scheme == "https" || url.isLoopback else {
+                throw ConfigurationError(.appleBaseURL, "\(ConfigurationError.quote(text)) must use https (http is allowed only for localhost, 127.0.0.0/8 and [::1])")
+            }
+            appleBaseURL = Self.droppingTrailingSlashes(text)
+        }
+
+        if let path = try reader.string(.appleCAFile) {
+            let text = try Self.readText(path, key: .appleCAFile)
+            guard text.contains("-----BEGIN CERTIFICATE-----") else {
+                throw ConfigurationError(.appleCAFile, "\(ConfigurationError.quote(path)) contains no -----BEGIN CERTIFICATE----- block")
+            }
+            appleCAFile = path
+        }
+
+        if let text = try reader.string(.dataKey) {
+            // Never echo the value: say only what shape it has.
+            guard let bytes = Self.decodeBase64(text) else {
+                throw ConfigurationError(.dataKey, "is not valid base64 (make one with: openssl rand -base64 32)")
+            }
+            guard bytes.count == 32 else {
+                throw ConfigurationError(.dataKey, "must decode to exactly 32 bytes, not \(bytes.count) (make one with: openssl rand -base64 32)")
+            }
+            dataKey = bytes
+        }
+
+        sessionTTL = try Self.positive(reader, .sessionTTL) ?? sessionTTL
+        sessionIdleTTL = try Self.positive(reader, .sessionIdleTTL) ?? sessionIdleTTL
+        guard sessionIdleTTL <= sessionTTL else {
+            throw ConfigurationError(.sessionIdleTTL, "must not be longer than session_ttl (\(DurationParser.format(sessionTTL)))")
+        }
+
+        requireNonce = try reader.bool(.requireNonce) ?? requireNonce
+        refreshValidationInterval = try reader.duration(.refreshValidationInterval) ?? refreshValidationInterval
+
+        allowedReturnOrigins = [publicOrigin]
+        if let origins = try reader.list(.allowedReturnOrigins) {
+            var normalized: [String] = []
+            for text in origins {
+                let problem = "\(ConfigurationError.quote(text)) is not an origin (scheme://host[:port], no path)"
+                guard let url = try? SettingURL.parse(text) else {
+                    throw ConfigurationError(.allowedReturnOrigins, problem)
+                }
+                guard url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil else {
+                    throw ConfigurationError(.allowedReturnOrigins, problem)
+                }
+                if !normalized.contains(url.origin) { normalized.append(url.origin) }
+            }
+            allowedReturnOrigins = normalized
+        }
+
+        if let cidrs = try reader.list(.trustedProxies) {
+            do {
+                trustedProxies = try CIDRSet(cidrs: cidrs)
+            } catch {
+                throw ConfigurationError(.trustedProxies, "\(ConfigurationError.quote(error.text)) is not a CIDR (e.g. 10.0.0.0/8, ::1/128, or one address)")
+            }
+        }
+
+        logFormat = .default(isTerminal: isTerminal)
+        if let text = try reader.string(.logFormat) {
+            guard let format = LogFormat(rawValue: text.lowercased()) else {
+                throw ConfigurationError(.logFormat, "\(ConfigurationError.quote(text)) is not a log format (use text or json)")
+            }
+            logFormat = format
+        }
+        if let text = try reader.string(.logLevel) {
+            guard let level = Logger.Level(rawValue: text.lowercased()) else {
+                let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ConfigurationError(.logLevel, "\(ConfigurationError.quote(text)) is not a log level (use \(names))")
+            }
+            logLevel = level
+        }
+
+        threads = try reader.integer(.threads, in: 1...Self.maximumThreads) ?? threads
+        maxBodyBytes = try reader.integer(.maxBodyBytes, in: 1...Self.maximumBodyBytes) ?? maxBodyBytes
+
+        revocationBackoff = try Self.positive(reader, .revocationBackoff) ?? revocationBackoff
+        revocationBackoffMax = try Self.positive(reader, .revocationBackoffMax) ?? revocationBackoffMax
+        guard revocationBackoffMax >= revocationBackoff else {
+            throw ConfigurationError(.revocationBackoffMax, "must not be shorter than revocation_backoff (\(DurationParser.format(revocationBackoff)))")
+        }
+    }
+
+    private static func url(_ text: String, key: ConfigurationKey) throws(ConfigurationError) -> SettingURL {
+        do {
+            return try SettingURL.parse(text)
+        } catch {
+            throw ConfigurationError(key, "\(ConfigurationError.quote(text)) \(error.message)")
+        }
+    }
+
+    private static func droppingTrailingSlashes(_ text: String) -> String {
+        var text = Substring(text)
+        while text.hasSuffix("/") { text = text.dropLast() }
+        return String(text)
+    }
+
+    /// Team and key IDs are 10 upper-case letters and digits, as Apple's developer portal shows them.
+    private static func appleIdentifier(_ reader: SettingsReader, _ key: ConfigurationKey) throws(ConfigurationError) -> String? {
+        guard let text = try reader.string(key) else { return nil }
+        let valid = text.utf8.count == 10 && text.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }
+        guard valid else { throw ConfigurationError(key, "must be 10 characters (A-Z, 0-9)") }
+        return text
+    }
+
+    private static func positive(_ reader: SettingsReader, _ key: ConfigurationKey) throws(ConfigurationError) -> Duration? {
+        guard let duration = try reader.duration(key) else { return nil }
+        guard duration > .zero else { throw ConfigurationError(key, "must be longer than 0") }
+        return duration
+    }
+
+    /// Checks the PEM envelope only, and never repeats the content: it is a private key.
+    private static func checkPrivateKeyPEM(_ text: String, key: ConfigurationKey) throws(ConfigurationError) {
+        if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") {
+            throw ConfigurationError(key, "holds an encrypted key; use the unencrypted .p8 key Apple gives")
+        }
+        if text.contains("-----BEGIN EC PRIVATE KEY-----") {
+            throw ConfigurationError(key, "holds an EC PRIVATE KEY (SEC1); convert it with: openssl pkcs8 -topk8 -nocrypt")
+        }
+        guard let begin = text.firstRange(of: "-----BEGIN PRIVATE KEY-----"),
+              text[begin.upperBound...].contains("-----END PRIVATE KEY-----")
+        else {
+            throw ConfigurationError(key, "contains no -----BEGIN PRIVATE KEY----- block (expected the PEM text of Apple's .p8 key)")
+        }
+    }
+
+    private static func readText(_ path: String, key: ConfigurationKey) throws(ConfigurationError) -> String {
+        let shown = ConfigurationError.quote(path)
+        switch FileKind.of(path) {
+        case .missing: throw ConfigurationError(key, "cannot read \(shown): no such file")
+        case .directory: throw ConfigurationError(key, "cannot read \(shown): it is a directory")
+        case .file: break
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(key, "cannot read \(shown): permission denied")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError(key, "cannot read \(shown): it is not UTF-8 text")
+        }
+        return text
+    }
+
+    /// Standard or URL-safe base64, padding optional (keys get pasted from either kind of tool).
+    static func decodeBase64(_ text: String) -> [UInt8]? {
+        var sextets: [UInt8] = []
+        var padding = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "=") {
+                padding += 1
+                continue
+            }
+            guard padding == 0 else { return nil }  // data after padding
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): sextets.append(byte - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): sextets.append(byte - UInt8(ascii: "a") + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): sextets.append(byte - UInt8(ascii: "0") + 52)
+            case UInt8(ascii: "+"), UInt8(ascii: "-"): sextets.append(62)
+            case UInt8(ascii: "/"), UInt8(ascii: "_"): sextets.append(63)
+            default: return nil
+            }
+        }
+        guard sextets.count % 4 != 1, padding <= 2 else { return nil }
+        if padding > 0, (sextets.count + padding) % 4 != 0 { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(sextets.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for sextet in sextets {
+            accumulator = (accumulator << 6) | UInt32(sextet)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                bytes.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,108 @@
+// FoundationEssentials only: the full Foundation library adds megabytes of resident memory.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+
+/// Every setting of SPEC section 3, typed and validated.
+///
+/// Built by `load(file:environment:isTerminal:)`. Code that makes its own configuration (`demo`,
+/// tests) uses `init(settings:isTerminal:)`, which derives `redirect_uri`, `web_client_id` and
+/// `allowed_return_origins` the same way; `init()` is the plain defaults, whose derived values
+/// do not follow later changes to `publicURL` or `clientIDs`.
+public struct Configuration: Sendable, Equatable {
+    public var listen: ListenAddress
+    /// Absolute http(s) URL without a trailing `/`, query or fragment.
+    public var publicURL: String {
+        didSet { publicOrigin = Self.origin(of: publicURL) }
+    }
+    /// `public_url`'s origin, `scheme://host[:port]` lower-cased with the default port dropped:
+    /// what browsers send in `Origin` for our own pages. Kept in step with `publicURL`, and
+    /// stored because it is compared on every cookie-authenticated request.
+    public internal(set) var publicOrigin: String
+    /// SQLite file path.
+    public var database: String
+    /// Apple developer team ID (client secret `iss`): 10 characters A-Z, 0-9.
+    public var teamID: String?
+    /// ID of the Sign in with Apple key (client secret `kid`): 10 characters A-Z, 0-9.
+    public var keyID: String?
+    /// The `.p8` key as PEM text (from `private_key`, or read from `private_key_file`).
+    /// Checked only for its PEM block here; the key itself is parsed with OpenSSL where it is used.
+    public var privateKeyPEM: String?
+    /// The path the key was read from, when it came from `private_key_file`.
+    public var privateKeyFile: String?
+    /// Audiences accepted in identity tokens: bundle IDs and Services IDs, in order, no duplicates.
+    public var clientIDs: [String]
+    /// The Services ID of the web flow; defaults to the first of `clientIDs`.
+    public var webClientID: String?
+    /// The redirect URI registered with Apple, exactly as Apple must see it.
+    public var redirectURI: String
+    /// Where Apple's endpoints live, without a trailing `/`.
+    public var appleBaseURL: String
+    /// Extra CA certificates (PEM file) trusted for `appleBaseURL`.
+    public var appleCAFile: String?
+    /// 32 bytes that encrypt Apple tokens at rest; when nil a key file is made beside the database.
+    public var dataKey: [UInt8]?
+    public var sessionTTL: Duration
+    public var sessionIdleTTL: Duration
+    public var requireNonce: Bool
+    /// `.zero` turns re-validation off.
+    public var refreshValidationInterval: Duration
+    /// Origins (`scheme://host[:port]`, lower-case, default port dropped) the web flow may return to.
+    public var allowedReturnOrigins: [String]
+    public var trustedProxies: CIDRSet
+    public var logFormat: LogFormat
+    public var logLevel: Logger.Level
+    public var threads: Int
+    public var maxBodyBytes: Int
+    public var revocationBackoff: Duration
+    public var revocationBackoffMax: Duration
+
+    public static let defaultPublicURL = "http://localhost:8080"
+    public static let defaultAppleBaseURL = "https://appleid.apple.com"
+    public static let defaultDatabase = "data/siwa.sqlite3"
+    public static let defaultFile = "Config/siwa.json"
+    public static let maximumThreads = 256
+    public static let maximumBodyBytes = 64 * 1024 * 1024
+
+    /// The defaults of SPEC section 3, as for a process whose output is not a terminal.
+    public init() {
+        listen = ListenAddress(host: "127.0.0.1", port: 8080)
+        publicURL = Self.defaultPublicURL
+        publicOrigin = Self.origin(of: Self.defaultPublicURL)
+        database = Self.defaultDatabase
+        teamID = nil
+        keyID = nil
+        privateKeyPEM = nil
+        privateKeyFile = nil
+        clientIDs = []
+        webClientID = nil
+        redirectURI = Self.defaultPublicURL + "/auth/apple/callback"
+        appleBaseURL = Self.defaultAppleBaseURL
+        appleCAFile = nil
+        dataKey = nil
+        sessionTTL = .seconds(30 * 86_400)
+        sessionIdleTTL = .seconds(7 * 86_400)
+        requireNonce = true
+        refreshValidationInterval = .seconds(86_400)
+        allowedReturnOrigins = ["http://localhost:8080"]
+        trustedProxies = CIDRSet()
+        logFormat = .json
+        logLevel = .info
+        threads = Self.defaultThreads
+        maxBodyBytes = 1_048_576
+        revocationBackoff = .seconds(5)
+        revocationBackoffMax = .seconds(3_600)
+    }
+
+    /// One I/O thread per active processor, within 1...256.
+    public static var defaultThreads: Int {
+        min(max(ProcessInfo.processInfo.activeProcessorCount, 1), maximumThreads)
+    }
+
+    private static func origin(of url: String) -> String {
+        (try? SettingURL.parse(url).origin) ?? url
+    }
+}

@@ -1,0 +1,80 @@
+import Logging
+
+/// The few pieces of JSON a log line needs, appended straight into a byte buffer: faster than
+/// building a dictionary for `JSONSerialization`, and the key order stays as written.
+enum JSONLineEncoding {
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// A JSON string literal. Quotes, backslashes and control characters are escaped; everything
+    /// else, including non-ASCII, is copied as UTF-8 (a Swift `String` is always valid UTF-8).
+    static func appendString(_ string: String, to buffer: inout [UInt8]) {
+        buffer.append(UInt8(ascii: "\""))
+        // Most messages and values need no escaping: copy them in one go.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            buffer.append(contentsOf: string.utf8)
+            buffer.append(UInt8(ascii: "\""))
+            return
+        }
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): buffer.append(UInt8(ascii: "\\")); buffer.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): buffer.append(UInt8(ascii: "\\")); buffer.append(UInt8(ascii: "\\"))
+            case UInt8(ascii: "\n"): buffer.append(UInt8(ascii: "\\")); buffer.append(UInt8(ascii: "n"))
+            case UInt8(ascii: "\r"): buffer.append(UInt8(ascii: "\\")); buffer.append(UInt8(ascii: "r"))
+            case UInt8(ascii: "\t"): buffer.append(UInt8(ascii: "\\")); buffer.append(UInt8(ascii: "t"))
+            case 0..<0x20, 0x7F:
+                buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                buffer.append(hexDigits[Int(byte >> 4)])
+                buffer.append(hexDigits[Int(byte & 0xF)])
+            default:
+                buffer.append(byte)
+            }
+        }
+        buffer.append(UInt8(ascii: "\""))
+    }
+
+    /// `"key":` preceded by a comma; for members after the first.
+    static func appendKey(_ key: String, to buffer: inout [UInt8]) {
+        buffer.append(UInt8(ascii: ","))
+        appendString(key, to: &buffer)
+        buffer.append(UInt8(ascii: ":"))
+    }
+
+    /// A metadata value: strings as strings, nested dictionaries and arrays as objects and arrays,
+    /// and numbers and booleans logged as such kept as JSON numbers and booleans.
+    static func appendValue(_ value: Logger.MetadataValue, to buffer: inout [UInt8]) {
+        switch value {
+        case .string(let string):
+            appendString(string, to: &buffer)
+        case .stringConvertible(let convertible):
+            switch convertible {
+            case let flag as Bool:
+                buffer.append(contentsOf: (flag ? "true" : "false").utf8)
+            case let integer as any BinaryInteger:
+                buffer.append(contentsOf: String(describing: integer).utf8)
+            case let double as Double where double.isFinite:
+                buffer.append(contentsOf: String(describing: double).utf8)
+            case let float as Float where float.isFinite:
+                buffer.append(contentsOf: String(describing: float).utf8)
+            default:
+                appendString(convertible.description, to: &buffer)
+            }
+        case .dictionary(let dictionary):
+            buffer.append(UInt8(ascii: "{"))
+            for (index, member) in dictionary.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { buffer.append(UInt8(ascii: ",")) }
+                appendString(member.key, to: &buffer)
+                buffer.append(UInt8(ascii: ":"))
+                appendValue(member.value, to: &buffer)
+            }
+            buffer.append(UInt8(ascii: "}"))
+        case .array(let array):
+            buffer.append(UInt8(ascii: "["))
+            for (index, element) in array.enumerated() {
+                if index > 0 { buffer.append(UInt8(ascii: ",")) }
+                appendValue(element, to: &buffer)
+            }
+            buffer.append(UInt8(ascii: "]"))
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import HTTPServer
+import Synchronization
+
+/// Every metric the server exposes at `/metrics`. Names are SPEC §7's; values never include a
+/// token, code, secret or key — labels come from fixed vocabularies only.
+public final class Metrics: Sendable {
+    let http = HTTPMetrics()
+    let apple = AppleMetrics()
+    let notifications = NotificationMetrics()
+    let signIns = LabeledCounter(name: "siwa_sign_ins_total", help: "Sign-ins by outcome.", label: "outcome")
+    let refreshValidations = LabeledCounter(
+        name: "siwa_refresh_validations_total", help: "Re-validations of stored refresh tokens with Apple, by outcome.", label: "outcome")
+    let revocations = RevocationMetrics()
+    /// Counts live sessions when `/metrics` is read (one query); set once the store is open.
+    private let activeSessions = Mutex<(@Sendable () -> Int?)?>(nil)
+
+    public init() {}
+
+    func countActiveSessions(with counter: @escaping @Sendable () -> Int?) {
+        activeSessions.withLock { $0 = counter }
+    }
+
+    public func render() -> String {
+        var output = ""
+        http.render(into: &output)
+        apple.render(into: &output)
+        notifications.render(into: &output)
+        signIns.render(into: &output)
+        refreshValidations.render(into: &output)
+        revocations.render(into: &output)
+        if let count = activeSessions.withLock({ $0 })?() {
+            PrometheusText.header("siwa_sessions_active", type: "gauge", help: "Sessions that have neither expired nor gone idle.", into: &output)
+            output += "siwa_sessions_active \(count)\n"
+        }
+        return output
+    }
+}

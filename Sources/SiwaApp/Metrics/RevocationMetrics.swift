@@ -1,0 +1,19 @@
+import Synchronization
+
+/// `siwa_revocation_queue_depth` and `siwa_revocation_oldest_age_seconds` (a revocation
+/// pending for more than a day shows here), refreshed by the queue's worker every second.
+final class RevocationMetrics: Sendable {
+    private let state = Mutex<(depth: Int, oldestAge: Int64)>((0, 0))
+
+    func update(depth: Int, oldestAge: Int64) {
+        state.withLock { $0 = (depth, oldestAge) }
+    }
+
+    func render(into output: inout String) {
+        let snapshot = state.withLock { $0 }
+        PrometheusText.header("siwa_revocation_queue_depth", type: "gauge", help: "Revocations Apple has not accepted yet.", into: &output)
+        output += "siwa_revocation_queue_depth \(snapshot.depth)\n"
+        PrometheusText.header("siwa_revocation_oldest_age_seconds", type: "gauge", help: "Age of the oldest pending revocation.", into: &output)
+        output += "siwa_revocation_oldest_age_seconds \(snapshot.oldestAge)\n"
+    }
+}

@@ -1,0 +1,389 @@
+/// `GET /openapi.json`: the OpenAPI 3.1 description of the HTTP API (SPEC §4). Written out
+/// as the contract it is; `OpenAPITests` keeps it valid JSON and in step with the router (every
+/// route described, every described route served).
+enum OpenAPIDocument {
+    static let json = #"""
+    {
+      "openapi": "3.1.0",
+      "info": {
+        "title": "siwa-server",
+        "version": "1.0.0",
+        "summary": "The server side of Sign in with Apple: identity tokens, sessions, Apple's notifications and the web flow.",
+        "license": {"name": "Proprietary", "identifier": "LicenseRef-Proprietary"}
+      },
+      "tags": [
+        {"name": "operations", "description": "Health, readiness, metrics and this document."},
+        {"name": "sign-in", "description": "Native sign-in (mobile clients, and Sign in with Apple JS popup mode)."},
+        {"name": "account", "description": "The signed-in user, their sessions and account deletion."},
+        {"name": "apple", "description": "Called by Apple: server-to-server notifications."},
+        {"name": "web", "description": "The web flow and pages: redirect to Apple, Apple's form_post callback, the account page and its forms."}
+      ],
+      "paths": {
+        "/healthz": {
+          "get": {
+            "tags": ["operations"], "operationId": "health", "summary": "200 while the process serves.",
+            "responses": {"200": {"description": "Serving.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Health"}}}}}
+          }
+        },
+        "/readyz": {
+          "get": {
+            "tags": ["operations"], "operationId": "readiness", "summary": "Ready when the database answers and Apple's keys are loaded.",
+            "responses": {
+              "200": {"description": "Ready.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Ready"}}}},
+              "503": {"description": "Not ready; the reasons say why.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NotReady"}}}}
+            }
+          }
+        },
+        "/metrics": {
+          "get": {
+            "tags": ["operations"], "operationId": "metrics", "summary": "Prometheus text format.",
+            "responses": {"200": {"description": "The metrics.", "content": {"text/plain": {"schema": {"type": "string"}}}}}
+          }
+        },
+        "/openapi.json": {
+          "get": {
+            "tags": ["operations"], "operationId": "openapi", "summary": "This document.",
+            "responses": {"200": {"description": "OpenAPI 3.1.", "content": {"application/json": {"schema": {"type": "object"}}}}}
+          }
+        },
+        "/api/auth/apple/nonce": {
+          "post": {
+            "tags": ["sign-in"], "operationId": "issueNonce",
+            "summary": "A server-issued nonce: single use, valid 10 minutes. Optional; clients may make their own.",
+            "responses": {
+              "201": {"description": "Issued.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Nonce"}}}},
+              "500": {"$ref": "#/components/responses/InternalError"}
+            }
+          }
+        },
+        "/api/auth/apple": {
+          "post": {
+            "tags": ["sign-in"], "operationId": "signIn",
+            "summary": "Exchange an identity token (and optionally its authorization code) for a session.",
+            "description": "Checks, in order: malformed, unsupported_alg, unknown_key, bad_signature, wrong_issuer, wrong_audience, expired, issued_in_future, nonce_missing / nonce_mismatch, code_mismatch, replayed. The code is sent to Apple at most once. A failed sign-in creates no user and no session.",
+            "requestBody": {
+              "required": true,
+              "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignInRequest"}}}
+            },
+            "responses": {
+              "200": {"description": "Signed in.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignInResponse"}}}},
+              "400": {"description": "`invalid_request`: the body is not JSON or a field is missing or of the wrong type.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "401": {"description": "`invalid_token` (error_description is the reason code) or `invalid_grant` (Apple refused the code).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "500": {"$ref": "#/components/responses/InternalError"},
+              "502": {"description": "`apple_unavailable`: Apple unreachable, timed out or failing.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "503": {"description": "`keys_unavailable`: Apple's signing keys are not loaded (fresh or persisted).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+            }
+          }
+        },
+        "/api/me": {
+          "get": {
+            "tags": ["account"], "operationId": "me", "summary": "The signed-in user.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "responses": {
+              "200": {"description": "The user.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}},
+              "401": {"$ref": "#/components/responses/Unauthenticated"}
+            }
+          }
+        },
+        "/api/logout": {
+          "post": {
+            "tags": ["account"], "operationId": "logout", "summary": "Ends the session of this request.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "responses": {
+              "204": {"description": "Ended."},
+              "401": {"$ref": "#/components/responses/Unauthenticated"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
+            }
+          }
+        },
+        "/api/sessions": {
+          "get": {
+            "tags": ["account"], "operationId": "listSessions", "summary": "The user's live sessions, newest first.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "responses": {
+              "200": {"description": "The sessions.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionList"}}}},
+              "401": {"$ref": "#/components/responses/Unauthenticated"}
+            }
+          }
+        },
+        "/api/sessions/{id}": {
+          "delete": {
+            "tags": ["account"], "operationId": "endSession", "summary": "Ends one of the user's own sessions.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {
+              "204": {"description": "Ended."},
+              "401": {"$ref": "#/components/responses/Unauthenticated"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "404": {"description": "`not_found`: no such live session of this user (another user's sessions are never found).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+            }
+          }
+        },
+        "/api/account": {
+          "delete": {
+            "tags": ["account"], "operationId": "deleteAccount",
+            "summary": "Deletes the account: sessions end at once, Apple's tokens are revoked (or queued until Apple accepts).",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "responses": {
+              "202": {"description": "Deleted.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AccountDeleted"}}}},
+              "401": {"$ref": "#/components/responses/Unauthenticated"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "500": {"$ref": "#/components/responses/InternalError"}
+            }
+          }
+        },
+        "/apple/notifications": {
+          "post": {
+            "tags": ["apple"], "operationId": "appleNotification",
+            "summary": "Apple's server-to-server notifications (email-disabled, email-enabled, consent-revoked, account-delete).",
+            "description": "Idempotent by the JWS `jti`. 200 only after the effect is committed.",
+            "requestBody": {
+              "required": true,
+              "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NotificationRequest"}}}
+            },
+            "responses": {
+              "200": {"description": "Applied, already applied, or ignored (unknown user or event type).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NotificationStatus"}}}},
+              "400": {"description": "`invalid_request` (not JSON with a string `payload`) or `invalid_token` (the JWS does not verify; error_description is the reason).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "500": {"$ref": "#/components/responses/InternalError"}
+            }
+          }
+        },
+        "/": {
+          "get": {
+            "tags": ["web"], "operationId": "signInPage", "summary": "The sign-in page with the Sign in with Apple button.",
+            "parameters": [
+              {"name": "style", "in": "query", "schema": {"enum": ["black", "white", "white-outline"]}},
+              {"name": "title", "in": "query", "schema": {"enum": ["sign-in", "continue", "logo"]}},
+              {"name": "size", "in": "query", "schema": {"enum": ["small", "medium", "large"]}}
+            ],
+            "responses": {
+              "200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}},
+              "303": {"description": "Already signed in: to /account."}
+            }
+          }
+        },
+        "/account": {
+          "get": {
+            "tags": ["web"], "operationId": "accountPage", "summary": "The signed-in user, their sessions, and the forms to sign out, end sessions and delete the account.",
+            "security": [{"sessionCookie": []}],
+            "responses": {
+              "200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}},
+              "303": {"description": "No live session: to /."}
+            }
+          }
+        },
+        "/auth/apple/login": {
+          "get": {
+            "tags": ["web"], "operationId": "webLogin",
+            "summary": "Starts the web flow: 302 to Apple's authorize page with a fresh state and nonce, and the siwa_auth binding cookie.",
+            "parameters": [{"name": "return_to", "in": "query", "description": "A path on this site, or a URL of an allowed origin (default /account).", "schema": {"type": "string"}}],
+            "responses": {
+              "302": {"description": "To Apple (response_type=code id_token, response_mode=form_post, scope=name email)."},
+              "400": {"description": "`invalid_request`: return_to is not allowed, or the query is malformed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "500": {"description": "Sign in is not set up (no web_client_id) or cannot start.", "content": {"text/html": {"schema": {"type": "string"}}}}
+            }
+          }
+        },
+        "/auth/apple/callback": {
+          "post": {
+            "tags": ["web"], "operationId": "webCallback", "summary": "Apple's form_post: signs in and sets the session cookie.",
+            "requestBody": {
+              "required": true,
+              "content": {"application/x-www-form-urlencoded": {"schema": {"$ref": "#/components/schemas/AppleFormPost"}}}
+            },
+            "responses": {
+              "303": {"description": "Signed in: to return_to with the siwa_session cookie; or error=user_cancelled_authorize: to /?error=cancelled."},
+              "400": {"$ref": "#/components/responses/WebError"},
+              "401": {"$ref": "#/components/responses/WebError"},
+              "500": {"$ref": "#/components/responses/WebError"},
+              "502": {"$ref": "#/components/responses/WebError"}
+            }
+          }
+        },
+        "/account/logout": {
+          "post": {
+            "tags": ["web"], "operationId": "webLogout", "summary": "Ends this browser's session.",
+            "security": [{"sessionCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
+            "responses": {"303": {"description": "To /."}, "403": {"$ref": "#/components/responses/WebError"}, "500": {"$ref": "#/components/responses/WebError"}}
+          }
+        },
+        "/account/sessions/end-others": {
+          "post": {
+            "tags": ["web"], "operationId": "webEndOtherSessions", "summary": "Ends every other session of the user.",
+            "security": [{"sessionCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
+            "responses": {"303": {"description": "To /account."}, "403": {"$ref": "#/components/responses/WebError"}, "500": {"$ref": "#/components/responses/WebError"}}
+          }
+        },
+        "/account/sessions/{id}/end": {
+          "post": {
+            "tags": ["web"], "operationId": "webEndSession", "summary": "Ends one of the user's own sessions.",
+            "security": [{"sessionCookie": []}],
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
+            "responses": {"303": {"description": "To /account, or to / when it was this browser's."}, "403": {"$ref": "#/components/responses/WebError"}, "500": {"$ref": "#/components/responses/WebError"}}
+          }
+        },
+        "/account/delete": {
+          "post": {
+            "tags": ["web"], "operationId": "webDeleteAccount", "summary": "Deletes the account (confirm=yes), as DELETE /api/account does.",
+            "security": [{"sessionCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
+            "responses": {
+              "303": {"description": "To /?deleted=1, the session cookie cleared."},
+              "400": {"$ref": "#/components/responses/WebError"},
+              "403": {"$ref": "#/components/responses/WebError"},
+              "500": {"$ref": "#/components/responses/WebError"}
+            }
+          }
+        },
+        "/static/siwa.css": {
+          "get": {
+            "tags": ["web"], "operationId": "stylesheet", "summary": "The pages' stylesheet.",
+            "responses": {"200": {"description": "CSS.", "content": {"text/css": {"schema": {"type": "string"}}}}}
+          }
+        },
+        "/static/siwa.js": {
+          "get": {
+            "tags": ["web"], "operationId": "script", "summary": "Sign in with Apple JS popup mode for the sign-in page.",
+            "responses": {"200": {"description": "JavaScript.", "content": {"text/javascript": {"schema": {"type": "string"}}}}}
+          }
+        }
+      },
+      "components": {
+        "securitySchemes": {
+          "bearer": {"type": "http", "scheme": "bearer", "description": "The session token from a sign-in."},
+          "sessionCookie": {"type": "apiKey", "in": "cookie", "name": "siwa_session", "description": "The web flow's session cookie. State-changing requests must carry an Origin equal to public_url's origin."}
+        },
+        "requestBodies": {
+          "AccountForm": {
+            "required": true,
+            "content": {
+              "application/x-www-form-urlencoded": {
+                "schema": {
+                  "type": "object", "required": ["csrf"],
+                  "properties": {"csrf": {"type": "string", "description": "The account page's CSRF token."}, "confirm": {"const": "yes"}}
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "WebError": {"description": "An HTML page saying what went wrong; nothing was created or changed.", "content": {"text/html": {"schema": {"type": "string"}}}},
+          "Unauthenticated": {"description": "`unauthenticated`: no live session.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "Forbidden": {"description": "`forbidden`: a cookie-authenticated change without this site's Origin.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "PayloadTooLarge": {"description": "`payload_too_large`: the body is over max_body_bytes.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "InternalError": {"description": "`internal_error`: the change could not be stored; nothing changed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+        },
+        "schemas": {
+          "Error": {
+            "type": "object", "required": ["error", "error_description"],
+            "properties": {
+              "error": {"type": "string", "description": "Stable, machine-readable code."},
+              "error_description": {"type": "string", "description": "For people; for invalid_token, exactly the reason code."}
+            }
+          },
+          "Health": {"type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}},
+          "Ready": {"type": "object", "required": ["status"], "properties": {"status": {"const": "ready"}}},
+          "NotReady": {
+            "type": "object", "required": ["status", "reasons"],
+            "properties": {"status": {"const": "not_ready"}, "reasons": {"type": "array", "items": {"enum": ["database", "keys"]}}}
+          },
+          "Nonce": {
+            "type": "object", "required": ["nonce", "expires_at"],
+            "properties": {"nonce": {"type": "string"}, "expires_at": {"type": "string", "format": "date-time"}}
+          },
+          "SignInRequest": {
+            "type": "object", "required": ["identity_token"],
+            "properties": {
+              "identity_token": {"type": "string", "minLength": 1, "description": "The identity token (a JWS) from Apple."},
+              "authorization_code": {"type": ["string", "null"], "description": "Exchanged once at Apple's auth/token."},
+              "nonce": {"type": ["string", "null"], "description": "The raw nonce; the token may hold it raw or as its SHA-256 (hex or base64url)."},
+              "user": {
+                "type": ["object", "null"], "description": "Apple's one-time user object, first sign-in only.",
+                "properties": {
+                  "name": {"type": ["object", "null"], "properties": {"firstName": {"type": ["string", "null"]}, "lastName": {"type": ["string", "null"]}}},
+                  "email": {"type": ["string", "null"]}
+                }
+              },
+              "device_name": {"type": ["string", "null"], "description": "Shown in the session list (at most 100 characters kept)."}
+            }
+          },
+          "SignInResponse": {
+            "type": "object", "required": ["session", "user", "created"],
+            "properties": {
+              "session": {
+                "type": "object", "required": ["token", "expires_at"],
+                "properties": {"token": {"type": "string", "description": "256 random bits, base64url."}, "expires_at": {"type": "string", "format": "date-time"}}
+              },
+              "user": {"$ref": "#/components/schemas/User"},
+              "created": {"type": "boolean"}
+            }
+          },
+          "User": {
+            "type": "object",
+            "required": ["id", "apple_sub", "email", "email_verified", "is_private_email", "email_forwarding", "real_user_status", "name", "apple_credential", "created_at", "updated_at"],
+            "properties": {
+              "id": {"type": "string"},
+              "apple_sub": {"type": "string"},
+              "email": {"type": ["string", "null"]},
+              "email_verified": {"type": "boolean"},
+              "is_private_email": {"type": "boolean"},
+              "email_forwarding": {"enum": ["enabled", "disabled", null]},
+              "real_user_status": {"enum": ["unsupported", "unknown", "likely_real"]},
+              "name": {
+                "type": ["object", "null"], "required": ["given", "family"],
+                "properties": {"given": {"type": ["string", "null"]}, "family": {"type": ["string", "null"]}}
+              },
+              "apple_credential": {"enum": ["authorized", "revoked"]},
+              "created_at": {"type": "string", "format": "date-time"},
+              "updated_at": {"type": "string", "format": "date-time"}
+            }
+          },
+          "SessionList": {
+            "type": "object", "required": ["sessions"],
+            "properties": {
+              "sessions": {
+                "type": "array",
+                "items": {
+                  "type": "object", "required": ["id", "created_at", "last_seen_at", "expires_at", "device_name", "current"],
+                  "properties": {
+                    "id": {"type": "string"},
+                    "created_at": {"type": "string", "format": "date-time"},
+                    "last_seen_at": {"type": "string", "format": "date-time"},
+                    "expires_at": {"type": "string", "format": "date-time"},
+                    "device_name": {"type": ["string", "null"]},
+                    "current": {"type": "boolean"}
+                  }
+                }
+              }
+            }
+          },
+          "AccountDeleted": {
+            "type": "object", "required": ["status", "apple_revocation"],
+            "properties": {"status": {"const": "deleted"}, "apple_revocation": {"enum": ["done", "pending", "none"]}}
+          },
+          "NotificationRequest": {
+            "type": "object", "required": ["payload"],
+            "properties": {"payload": {"type": "string", "description": "Apple's compact JWS."}}
+          },
+          "AppleFormPost": {
+            "type": "object",
+            "properties": {
+              "code": {"type": "string"}, "id_token": {"type": "string"}, "state": {"type": "string"},
+              "user": {"type": "string", "description": "A JSON string, first authorization only."},
+              "error": {"type": "string", "description": "user_cancelled_authorize when the person cancelled."}
+            }
+          },
+          "NotificationStatus": {
+            "type": "object", "required": ["status"],
+            "properties": {"status": {"enum": ["processed", "duplicate", "ignored"]}}
+          }
+        }
+      }
+    }
+    """#
+}

@@ -1,0 +1,163 @@
+import HTTPServer
+import Logging
+import SQLite
+import Store
+import Synchronization
+
+/// The assembled server: the database, the routes and the HTTP server, from one
+/// `Configuration`. `serve` runs one; tests start one on port 0.
+public final class Application: Sendable {
+    public let configuration: Configuration
+    public let metrics: Metrics
+    private let database: Database
+    private let server: HTTPServer
+    private let logger: Logger
+    let apple: AppleServices
+    /// Apple's refresh and access tokens, sealed at rest.
+    let tokenVault: AppleTokenVault
+    private let revoker: Revoker
+    private let refreshValidator: RefreshValidator?
+    private let housekeeping: Housekeeping
+    /// Method and pattern of every route served, for `OpenAPITests`.
+    let routes: [(method: String, pattern: String)]
+    private let background = Mutex<[Task<Void, Never>]>([])
+
+    /// Opens the database (creating it and applying migrations) and builds the routes.
+    /// - Parameter demo: `siwa-server demo`: the sign-in page leads to the Apple ID simulator
+    ///   (at `appleBaseURL`) instead of using Sign in with Apple JS.
+    public init(
+        configuration: Configuration, logger: Logger = Logger(label: "siwa"), accessLogSink: LogSink = .standardOutput, demo: Bool = false
+    ) throws {
+        self.configuration = configuration
+        self.logger = logger
+        let database = try StoreOpener.open(path: configuration.database, readers: configuration.threads + 2)
+        self.database = database
+        let metrics = Metrics()
+        self.metrics = metrics
+
+        let apple = try AppleServices(configuration: configuration, serverState: ServerState(database: database), metrics: metrics, logger: logger)
+        self.apple = apple
+
+        var router = Router()
+        HealthRoutes.register(on: &router, readiness: Readiness(database: database, keys: apple.keys), metrics: metrics)
+        let notifications = NotificationProcessor(
+            database: database, keys: apple.keys, audiences: configuration.clientIDs.isEmpty ? nil : Set(configuration.clientIDs),
+            metrics: metrics, logger: logger, clock: Clocks.wallSeconds)
+        router.add(.post, "/apple/notifications") { request in await notifications.handle(request) }
+        // The vault's key is settled at start: a missing or unusable key stops the server here,
+        // not at the first sign-in.
+        let dataKey: [UInt8]
+        do {
+            dataKey = try DataKeyFile.key(for: configuration, logger: logger)
+        } catch {
+            database.close()
+            throw error
+        }
+        tokenVault = try AppleTokenVault(database: database, key: dataKey)
+        let sessions = SessionStore(database: database, caching: true)
+        let idleTTL = Int64(configuration.sessionIdleTTL.components.seconds)
+        let authenticator = SessionAuthenticator(
+            sessions: sessions,
+            batcher: LastSeenBatcher(database: database, interval: LastSeenBatcher.interval(idleTTL: idleTTL), now: Clocks.wallSeconds()),
+            idleTTL: idleTTL, publicOrigin: configuration.publicOrigin, clock: Clocks.wallSeconds)
+        let replay = ReplayGuard(database: database)
+        let pendingProfiles = PendingProfileStore(database: database)
+        metrics.countActiveSessions { try? sessions.countLive(now: Clocks.wallSeconds(), idleTTL: idleTTL) }
+        housekeeping = Housekeeping(
+            sessions: sessions, replay: replay, pendingProfiles: pendingProfiles, webSignIns: WebSignInStore(database: database),
+            idleTTL: idleTTL, logger: logger, clock: Clocks.wallSeconds)
+        AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: replay)
+        let revocationQueue = try RevocationQueue(database: database, key: dataKey)
+        let signIn = SignIn(
+            configuration: configuration, database: database, keys: apple.keys, api: apple.api, vault: tokenVault,
+            revocations: revocationQueue, replay: replay, pendingProfiles: pendingProfiles, metrics: metrics, logger: logger,
+            clock: Clocks.wallSeconds)
+        let cookies = SessionCookies(publicOrigin: configuration.publicOrigin)
+        let nativeSignIn = NativeSignInRoute(signIn: signIn, cookies: cookies)
+        router.add(.post, "/api/auth/apple") { request in await nativeSignIn.handle(request) }
+        let revoker = Revoker(
+            api: apple.api, queue: revocationQueue, backoff: Int64(configuration.revocationBackoff.components.seconds),
+            backoffMax: Int64(configuration.revocationBackoffMax.components.seconds), metrics: metrics, logger: logger,
+            clock: Clocks.wallSeconds)
+        self.revoker = revoker
+        let validationInterval = Int64(configuration.refreshValidationInterval.components.seconds)
+        if let api = apple.api, validationInterval > 0 {
+            refreshValidator = RefreshValidator(
+                api: api, schedule: RefreshValidationSchedule(database: database), vault: tokenVault, database: database,
+                interval: validationInterval, idleTTL: idleTTL, maxPerSecond: RefreshValidator.defaultMaxPerSecond, metrics: metrics,
+                logger: logger, clock: Clocks.wallSeconds)
+        } else {
+            refreshValidator = nil
+        }
+        let deletion = AccountDeletion(database: database, vault: tokenVault, queue: revocationQueue, revoker: revoker, clock: Clocks.wallSeconds)
+        router.add(.delete, "/api/account", deletion.route(authenticator, logger: logger))
+
+        let webSignIns = WebSignInStore(database: database)
+        let signInMode: Pages.SignInMode =
+            demo ? .demo : .apple(clientID: configuration.webClientID ?? "", redirectURI: configuration.redirectURI)
+        WebRoutes.register(
+            on: &router,
+            pages: AccountPages(
+                authenticator: authenticator, sessions: sessions, deletion: deletion, cookies: cookies,
+                csrf: CSRFToken(dataKey: dataKey), mode: signInMode, logger: logger),
+            signIn: WebSignIn(
+                configuration: configuration, store: webSignIns, signIn: signIn, cookies: cookies, logger: logger,
+                clock: Clocks.wallSeconds))
+
+        routes = router.routes.map { ($0.method.rawValue, $0.pattern) }
+        var http = HTTPServerConfiguration(
+            host: configuration.listen.host, port: configuration.listen.port, threads: configuration.threads)
+        http.limits.maxBodyBytes = configuration.maxBodyBytes
+        server = HTTPServer(
+            configuration: http, router: router,
+            observer: RequestLogObserver(
+                metrics: metrics, trustedProxies: configuration.trustedProxies, level: configuration.logLevel,
+                format: configuration.logFormat, sink: accessLogSink),
+            logger: logger)
+    }
+
+    /// Starts listening; returns the bound port.
+    @discardableResult
+    public func start() throws -> UInt16 {
+        let keys = apple.keys
+        keys.loadPersisted()
+        let port = try server.start()
+        // Keys load in the background: the server answers (and /readyz says "keys") meanwhile.
+        background.withLock {
+            $0.append(Task {
+                await keys.refresh()
+                await keys.runRefreshLoop()
+            })
+            // Pending revocations survive restarts in the database; the worker resumes them.
+            $0.append(Task { [revoker] in await revoker.run() })
+            $0.append(Task { [housekeeping] in await housekeeping.run() })
+            if let refreshValidator { $0.append(Task { await refreshValidator.run() }) }
+        }
+        logger.info("listening", metadata: [
+            "address": .string(ListenAddress(host: configuration.listen.host, port: port).description),
+            "public_url": .string(configuration.publicURL),
+            "threads": .stringConvertible(configuration.threads),
+        ])
+        return port
+    }
+
+    public var port: UInt16 { server.port }
+
+    /// Graceful stop: no new connections, requests in flight finish (bounded), then the
+    /// database closes cleanly.
+    public func stop() async {
+        await server.stop()
+        let tasks = background.withLock { $0 }
+        tasks.forEach { $0.cancel() }
+        // Workers stop at their next await; one inside a call to Apple gets a bounded wait
+        // before the database closes under it.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { for task in tasks { await task.value } }
+            group.addTask { try? await Task.sleep(for: .seconds(2)) }
+            await group.next()
+            group.cancelAll()
+        }
+        database.close()
+        logger.info("stopped")
+    }
+}

@@ -1,0 +1,101 @@
+import HTTPServer
+import Logging
+import Store
+
+/// `/`, `/account` and the account page's forms (SPEC §4 "Web flow"). The forms need a live
+/// cookie session, this site's `Origin` (checked by `SessionAuthenticator`) and the page's CSRF
+/// token; each answers with a 303 so a reload never repeats it.
+struct AccountPages: Sendable {
+    let authenticator: SessionAuthenticator
+    let sessions: SessionStore
+    let deletion: AccountDeletion
+    let cookies: SessionCookies
+    let csrf: CSRFToken
+    let mode: Pages.SignInMode
+    let logger: Logger
+
+    func home(_ request: HTTPRequest) async -> HTTPResponse {
+        if (try? await authenticator.authenticate(request, changesState: false)) != nil { return Pages.seeOther("/account") }
+        let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
+        let notice: String? =
+            if query["error"] == "cancelled" { "You cancelled signing in with Apple." }
+            else if query["deleted"] != nil { "Your account was deleted." }
+            else if query["signed_out"] != nil { "You are signed out." }
+            else { nil }
+        let options = Dictionary(query.fields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        return Pages.response(Pages.home(button: SignInButton(query: options), mode: mode, notice: notice))
+    }
+
+    func account(_ request: HTTPRequest) async -> HTTPResponse {
+        guard let found = try? await authenticator.authenticate(request, changesState: false) else { return Pages.seeOther("/") }
+        let list = (try? sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)) ?? []
+        let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
+        let notice: String? =
+            if query["ended"] == "others" { "Your other sessions have ended." }
+            else if query["ended"] != nil { "The session has ended." }
+            else { nil }
+        return Pages.response(Pages.account(
+            user: found.user, sessions: list, currentSessionID: found.session.id, csrf: csrf.token(for: found.session.id), notice: notice))
+    }
+
+    // MARK: - Forms
+
+    func logout(_ request: HTTPRequest) async -> HTTPResponse {
+        await form(request) { found, _ in
+            _ = try await sessions.end(id: found.session.id, userID: found.user.id)
+            return Pages.seeOther("/?signed_out=1", headers: [("Set-Cookie", cookies.clearSession())])
+        }
+    }
+
+    func endOtherSessions(_ request: HTTPRequest) async -> HTTPResponse {
+        await form(request) { found, _ in
+            try await sessions.endAll(userID: found.user.id, except: found.session.id)
+            return Pages.seeOther("/account?ended=others")
+        }
+    }
+
+    func endSession(_ request: HTTPRequest) async -> HTTPResponse {
+        await form(request) { found, _ in
+            let id = request.pathParameters["id"] ?? ""
+            // Another user's session, or one already ended, is not found: nothing to say.
+            _ = try await sessions.end(id: id, userID: found.user.id)
+            if id == found.session.id {
+                return Pages.seeOther("/?signed_out=1", headers: [("Set-Cookie", cookies.clearSession())])
+            }
+            return Pages.seeOther("/account?ended=1")
+        }
+    }
+
+    func deleteAccount(_ request: HTTPRequest) async -> HTTPResponse {
+        await form(request) { found, fields in
+            guard fields["confirm"] == "yes" else {
+                return Pages.error(400, title: "Account not deleted", message: "Tick the box to confirm that you want to delete your account.")
+            }
+            _ = try await deletion.delete(userID: found.user.id)
+            return Pages.seeOther("/?deleted=1", headers: [("Set-Cookie", cookies.clearSession())])
+        }
+    }
+
+    private func form(
+        _ request: HTTPRequest, _ action: (SessionAuthenticator.Authenticated, FormFields) async throws -> HTTPResponse
+    ) async -> HTTPResponse {
+        let found: SessionAuthenticator.Authenticated
+        do throws(SessionAuthenticator.Refusal) {
+            found = try await authenticator.authenticate(request, changesState: true)
+        } catch {
+            switch error {
+            case .unauthenticated: return Pages.seeOther("/")
+            case .forbidden: return Pages.error(403, title: "Request refused", message: "This form must be sent from this site's own pages.")
+            }
+        }
+        guard let fields = try? FormFields(parsing: request.body), csrf.isValid(fields["csrf"], for: found.session.id) else {
+            return Pages.error(403, title: "Request refused", message: "This form has expired. Reload the page and try again.")
+        }
+        do {
+            return try await action(found, fields)
+        } catch {
+            logger.error("account form failed", metadata: ["path": .string(request.path), "error": "\(error)", "request_id": .string(request.requestID)])
+            return Pages.error(500, title: "Something went wrong", message: "Nothing was changed. Please try again.")
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import HTTPServer
+import Store
+
+/// The web flow's cookies (SPEC §4 "Web flow", §7 "Web"). Always `Secure`: browsers accept and
+/// send such cookies on `http://localhost`, so the demo works over plain HTTP on loopback.
+struct SessionCookies: Sendable {
+    static let sessionName = "siwa_session"
+    /// Binds the browser that started a sign-in to its `state`.
+    static let bindingName = "siwa_auth"
+
+    let publicOrigin: String
+
+    /// `SameSite=Lax`: sent on same-site requests and top-level navigations, never on a
+    /// cross-site POST (so a form elsewhere cannot act with it).
+    func session(_ session: NewSession) -> String {
+        "\(Self.sessionName)=\(session.token); Path=/; Max-Age=\(max(0, session.record.expiresAt - session.record.createdAt)); HttpOnly; Secure; SameSite=Lax"
+    }
+
+    func clearSession() -> String {
+        "\(Self.sessionName)=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax"
+    }
+
+    /// `SameSite=None`: Apple's callback is a cross-site POST, which a Lax cookie would miss
+    /// (APPLE.md pitfall 2). Scoped to `/auth/apple` and to the state's ten minutes.
+    func binding(_ value: String) -> String {
+        "\(Self.bindingName)=\(value); Path=/auth/apple; Max-Age=\(WebSignInStore.lifetime); HttpOnly; Secure; SameSite=None"
+    }
+
+    func clearBinding() -> String {
+        "\(Self.bindingName)=; Path=/auth/apple; Max-Age=0; HttpOnly; Secure; SameSite=None"
+    }
+
+    /// A request a page of this site made (its `Origin` is `public_url`'s).
+    func isSameOrigin(_ request: HTTPRequest) -> Bool {
+        request.headers["Origin"] == publicOrigin
+    }
+}

@@ -1,0 +1,25 @@
+import HTTPServer
+
+/// The routes people use in a browser (SPEC §4 "Web flow"): the pages, the redirect to Apple and
+/// Apple's callback, the account page's forms, and the pages' stylesheet and script.
+enum WebRoutes {
+    static func register(on router: inout Router, pages: AccountPages, signIn: WebSignIn) {
+        router.add(.get, "/") { await pages.home($0) }
+        router.add(.get, "/account") { await pages.account($0) }
+        router.add(.get, "/auth/apple/login") { await signIn.login($0) }
+        router.add(.post, "/auth/apple/callback") { await signIn.callback($0) }
+        router.add(.post, "/account/logout") { await pages.logout($0) }
+        router.add(.post, "/account/sessions/end-others") { await pages.endOtherSessions($0) }
+        router.add(.post, "/account/sessions/{id}/end") { await pages.endSession($0) }
+        router.add(.post, "/account/delete") { await pages.deleteAccount($0) }
+
+        let stylesheet = Array(StaticAssets.stylesheet.utf8)
+        router.add(.get, "/static/siwa.css") { _ in
+            HTTPResponse(headers: ["Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"], body: stylesheet)
+        }
+        let script = Array(StaticAssets.script.utf8)
+        router.add(.get, "/static/siwa.js") { _ in
+            HTTPResponse(headers: ["Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"], body: script)
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import SQLite
+import Synchronization
+
+/// Collects "session used at time t" in memory and writes them in one transaction at most
+/// every `interval` seconds, so authenticated reads do not each cost a durable write.
+///
+/// Idle expiry is then late by at most `interval` (plus the time to the next request).
+/// `interval(idleTTL:)` picks min(idleTTL/100, 60 s), the bound SPEC §7 allows.
+public final class LastSeenBatcher: Sendable {
+    private struct State {
+        var pending: [String: Int64] = [:]
+        var lastFlushAt: Int64
+        var flushing = false
+        var flushes = 0
+    }
+
+    private let database: Database
+    public let interval: Int64
+    private let state: Mutex<State>
+
+    /// - Parameter now: the current time, as the start of the first interval.
+    public init(database: Database, interval: Int64, now: Int64) {
+        self.database = database
+        self.interval = max(1, interval)
+        self.state = Mutex(State(lastFlushAt: now))
+    }
+
+    /// The flush interval that keeps idle expiry within SPEC §7's bound.
+    public static func interval(idleTTL: Int64) -> Int64 {
+        max(1, min(idleTTL / 100, 60))
+    }
+
+    /// Records that `sessionID` was used at `now`. Returns true when a flush is due (the
+    /// caller then runs `flush`, typically off the request path).
+    @discardableResult
+    public func record(_ sessionID: String, at now: Int64) -> Bool {
+        state.withLock { state in
+            state.pending[sessionID] = max(state.pending[sessionID] ?? now, now)
+            return !state.flushing && now - state.lastFlushAt >= interval
+        }
+    }
+
+    /// Records the use and, when due, flushes in the same call.
+    public func touch(_ sessionID: String, at now: Int64) async throws {
+        if record(sessionID, at: now) {
+            try await flush(now: now)
+        }
+    }
+
+    /// Writes every pending time in one transaction; returns how many sessions it covered.
+    /// Concurrent calls do not double-write: one flush runs, the others return 0.
+    @discardableResult
+    public func flush(now: Int64) async throws -> Int {
+        let batch: [String: Int64]? = state.withLock { state in
+            guard !state.flushing else { return nil }
+            state.lastFlushAt = max(state.lastFlushAt, now)
+            guard !state.pending.isEmpty else { return nil }
+            state.flushing = true
+            defer { state.pending = [:] }
+            return state.pending
+        }
+        guard let batch else { return 0 }
+        do {
+            try await database.write { try SessionStore.recordLastSeen(batch, in: $0) }
+        } catch {
+            // Put the times back so the next flush retries them.
+            state.withLock { state in
+                state.pending.merge(batch) { max($0, $1) }
+                state.flushing = false
+            }
+            throw error
+        }
+        state.withLock {
+            $0.flushing = false
+            $0.flushes += 1
+        }
+        return batch.count
+    }
+
+    /// Sessions waiting to be written.
+    public var pendingCount: Int { state.withLock { $0.pending.count } }
+
+    /// Write transactions issued so far (for tests and metrics).
+    public var flushCount: Int { state.withLock { $0.flushes } }
+}

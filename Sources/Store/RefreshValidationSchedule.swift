@@ -1,0 +1,88 @@
+import SQLite
+
+/// When each stored refresh token is next re-validated with Apple (`apple_tokens.validation_due_at`,
+/// SPEC §4 "Refresh-token re-validation"). Tokens stored by a sign-in start unscheduled; the
+/// validator schedules them one interval after they were stored, less up to a tenth of it at
+/// random, so users who signed in together are not re-validated together.
+public struct RefreshValidationSchedule: Sendable {
+    /// A stored refresh token whose re-validation is due.
+    public struct Due: Sendable, Equatable {
+        public let userID: String
+        /// Whether the user has a live session; only those are worth asking Apple about.
+        public let hasLiveSession: Bool
+
+        public init(userID: String, hasLiveSession: Bool) {
+            self.userID = userID
+            self.hasLiveSession = hasLiveSession
+        }
+    }
+
+    private let database: Database
+
+    public init(database: Database) {
+        self.database = database
+    }
+
+    /// Gives every unscheduled refresh token its first due time; returns how many. A read
+    /// first, so an idle server does not write every tick.
+    @discardableResult
+    public func scheduleNew(interval: Int64) async throws -> Int {
+        let pending = try database.read {
+            try $0.queryOne("SELECT 1 FROM apple_tokens WHERE refresh_token IS NOT NULL AND validation_due_at IS NULL LIMIT 1")
+        }
+        guard pending != nil else { return 0 }
+        let spread = max(1, interval / 10)
+        return try await database.write { connection in
+            try connection.run(
+                """
+                UPDATE apple_tokens
+                SET validation_due_at = COALESCE(validated_at, updated_at) + ? - abs(random() % ?)
+                WHERE refresh_token IS NOT NULL AND validation_due_at IS NULL
+                """,
+                [.integer(interval), .integer(spread)])
+        }
+    }
+
+    /// The tokens due at `now`, the longest overdue first. A session is live when it has
+    /// neither expired nor been idle for `idleTTL` seconds.
+    public func due(now: Int64, idleTTL: Int64, limit: Int) throws -> [Due] {
+        try database.read { connection in
+            try connection.query(
+                """
+                SELECT t.user_id,
+                    EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = t.user_id AND s.expires_at > ? AND s.last_seen_at > ?) AS live
+                FROM apple_tokens t
+                WHERE t.refresh_token IS NOT NULL AND t.validation_due_at <= ?
+                ORDER BY t.validation_due_at LIMIT ?
+                """,
+                [.integer(now), .integer(now - idleTTL), .integer(now), .integer(Int64(limit))]
+            ).map { Due(userID: try $0.string(0), hasLiveSession: try $0.int(1) != 0) }
+        }
+    }
+
+    /// Apple accepted the token at `now`; next due at `nextDueAt`.
+    public func recordValidated(userID: String, now: Int64, nextDueAt: Int64) async throws {
+        try await database.write {
+            _ = try $0.run(
+                "UPDATE apple_tokens SET validated_at = ?, validation_due_at = ? WHERE user_id = ?",
+                [.integer(now), .integer(nextDueAt), .text(userID)])
+        }
+    }
+
+    /// Not checked now (no live session, or Apple did not answer); due again at `dueAt`.
+    public func postpone(userIDs: [String], until dueAt: Int64) async throws {
+        guard !userIDs.isEmpty else { return }
+        try await database.write { connection in
+            for userID in userIDs {
+                try connection.run("UPDATE apple_tokens SET validation_due_at = ? WHERE user_id = ?", [.integer(dueAt), .text(userID)])
+            }
+        }
+    }
+
+    /// When the user's refresh token is next due, or nil (none stored, or not yet scheduled).
+    public func dueAt(userID: String) throws -> Int64? {
+        try database.read {
+            try $0.queryOne("SELECT validation_due_at FROM apple_tokens WHERE user_id = ?", [.text(userID)])?.optionalInt64(0)
+        }
+    }
+}

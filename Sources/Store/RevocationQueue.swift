@@ -1,0 +1,95 @@
+import OpenSSLCrypto
+import SQLite
+
+/// A revocation Apple has not yet accepted.
+public struct PendingRevocation: Sendable, Equatable {
+    public let id: Int64
+    public let clientID: String
+    public let token: String
+    /// `refresh_token` or `access_token` (Apple's `token_type_hint`).
+    public let kind: String
+    public let attempts: Int
+    public let createdAt: Int64
+
+    public init(id: Int64, clientID: String, token: String, kind: String, attempts: Int, createdAt: Int64) {
+        self.id = id
+        self.clientID = clientID
+        self.token = token
+        self.kind = kind
+        self.attempts = attempts
+        self.createdAt = createdAt
+    }
+}
+
+/// The durable revocation queue (SPEC §4 account deletion): a row is written in the same
+/// transaction that deletes the account and lives until Apple accepts the revocation, across
+/// crashes and restarts. Tokens are sealed with `data_key`, bound to their row's client id.
+public struct RevocationQueue: Sendable {
+    private let database: Database
+    private let cipher: AESGCM
+
+    public init(database: Database, key: [UInt8]) throws {
+        self.database = database
+        cipher = try AESGCM(key: key)
+    }
+
+    private static func associatedData(clientID: String, kind: String) -> [UInt8] {
+        Array("revocations.\(kind)\u{0}\(clientID)".utf8)
+    }
+
+    /// Queues a revocation in the caller's transaction; first due at `firstAttemptAt`.
+    @discardableResult
+    public func enqueue(
+        in connection: Connection, userID: String?, clientID: String, token: String, kind: String, now: Int64, firstAttemptAt: Int64
+    ) throws -> Int64 {
+        let sealed = try cipher.seal(Array(token.utf8), associatedData: Self.associatedData(clientID: clientID, kind: kind))
+        try connection.run(
+            """
+            INSERT INTO revocations(user_id, client_id, token, token_kind, attempts, next_attempt_at, created_at)
+            VALUES (?, ?, ?, ?, 0, ?, ?)
+            """,
+            [userID.map(SQLiteValue.text) ?? .null, .text(clientID), .blob(sealed), .text(kind), .integer(firstAttemptAt), .integer(now)])
+        return connection.lastInsertRowID
+    }
+
+    /// Revocations due at `now`, oldest first. A row that no longer opens (another key) is
+    /// skipped, not dropped: revocation never gives up.
+    public func due(now: Int64, limit: Int = 32) throws -> [PendingRevocation] {
+        let rows = try database.read {
+            try $0.query(
+                "SELECT id, client_id, token, token_kind, attempts, created_at FROM revocations WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
+                [.integer(now), .integer(Int64(limit))])
+        }
+        return rows.compactMap { row in
+            guard let clientID = try? row.string("client_id"), let kind = try? row.string("token_kind"),
+                  let sealed = try? row.blob("token"),
+                  let token = try? cipher.open(sealed, associatedData: Self.associatedData(clientID: clientID, kind: kind)),
+                  let id = try? row.int64("id"), let attempts = try? row.int("attempts"), let createdAt = try? row.int64("created_at")
+            else { return nil }
+            return PendingRevocation(
+                id: id, clientID: clientID, token: String(decoding: token, as: UTF8.self), kind: kind, attempts: attempts,
+                createdAt: createdAt)
+        }
+    }
+
+    /// Apple accepted it: the row goes.
+    public func complete(id: Int64) async throws {
+        try await database.write { _ = try $0.run("DELETE FROM revocations WHERE id = ?", [.integer(id)]) }
+    }
+
+    public func retry(id: Int64, attempts: Int, nextAttemptAt: Int64, error: String) async throws {
+        try await database.write {
+            _ = try $0.run(
+                "UPDATE revocations SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?",
+                [.integer(Int64(attempts)), .integer(nextAttemptAt), .text(String(error.prefix(200))), .integer(id)])
+        }
+    }
+
+    /// Queue depth and the creation time of the oldest row, for the metrics.
+    public func depth() throws -> (count: Int, oldestCreatedAt: Int64?) {
+        try database.read { connection in
+            let row = try connection.queryOne("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM revocations")
+            return (try row?.int("n") ?? 0, try row?.optionalInt64("oldest"))
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import SQLite
+
+/// The product's schema, as an ordered list of migrations. Append new versions; never edit a
+/// shipped one (the migrator refuses a database whose recorded names differ).
+public enum Schema {
+    public static let migrations: [Migration] = [
+        // Small server-wide state that must survive restarts, e.g. the last good copy of
+        // Apple's JWKS so identity tokens still verify while Apple's key endpoint is down.
+        // WITHOUT ROWID: few rows, always looked up by key, so the key is the storage order.
+        Migration(
+            version: 1,
+            name: "server_state",
+            sql: """
+                CREATE TABLE server_state(
+                    key TEXT PRIMARY KEY,
+                    value BLOB NOT NULL,
+                    updated_at TEXT NOT NULL
+                ) WITHOUT ROWID;
+                """
+        ),
+        // Users, sessions and everything sign-in, notifications and account deletion keep.
+        // Times are Unix seconds (UTC); the API renders them as RFC 3339.
+        Migration(
+            version: 2,
+            name: "accounts",
+            sql: """
+                CREATE TABLE users(
+                    id TEXT PRIMARY KEY,
+                    apple_sub TEXT NOT NULL UNIQUE,
+                    email TEXT,
+                    email_verified INTEGER NOT NULL DEFAULT 0,
+                    is_private_email INTEGER NOT NULL DEFAULT 0,
+                    email_forwarding TEXT CHECK (email_forwarding IN ('enabled', 'disabled')),
+                    real_user_status TEXT NOT NULL DEFAULT 'unsupported'
+                        CHECK (real_user_status IN ('unsupported', 'unknown', 'likely_real')),
+                    given_name TEXT,
+                    family_name TEXT,
+                    apple_credential TEXT NOT NULL DEFAULT 'authorized'
+                        CHECK (apple_credential IN ('authorized', 'revoked')),
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                );
+                -- Only the SHA-256 of a session token is stored (SPEC §4).
+                CREATE TABLE sessions(
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    token_hash BLOB NOT NULL UNIQUE,
+                    device_name TEXT,
+                    created_at INTEGER NOT NULL,
+                    last_seen_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL
+                );
+                CREATE INDEX sessions_by_user ON sessions(user_id);
+                -- Apple's refresh and access tokens, AES-256-GCM sealed with the row's user id as
+                -- associated data, for the client id they were issued to.
+                CREATE TABLE apple_tokens(
+                    user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                    client_id TEXT NOT NULL,
+                    refresh_token BLOB,
+                    access_token BLOB,
+                    updated_at INTEGER NOT NULL,
+                    validated_at INTEGER
+                );
+                -- Name and email that came with a verified token whose sign-in then failed
+                -- (Apple sends them once): adopted by the next successful sign-in, for 24 h.
+                CREATE TABLE pending_profiles(
+                    apple_sub TEXT PRIMARY KEY,
+                    given_name TEXT,
+                    family_name TEXT,
+                    email TEXT,
+                    expires_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                -- Replay protection: identity tokens that made a session, until they expire.
+                CREATE TABLE used_identity_tokens(
+                    token_hash BLOB PRIMARY KEY,
+                    expires_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE issued_nonces(
+                    nonce_hash BLOB PRIMARY KEY,
+                    expires_at INTEGER NOT NULL,
+                    used_at INTEGER
+                ) WITHOUT ROWID;
+                -- Server-to-server notifications applied, by jti: a redelivery changes nothing.
+                CREATE TABLE notifications(
+                    jti TEXT PRIMARY KEY,
+                    received_at INTEGER NOT NULL,
+                    status TEXT NOT NULL
+                ) WITHOUT ROWID;
+                -- The durable revocation queue: a row lives until Apple accepts the revocation.
+                CREATE TABLE revocations(
+                    id INTEGER PRIMARY KEY,
+                    user_id TEXT,
+                    client_id TEXT NOT NULL,
+                    token BLOB NOT NULL,
+                    token_kind TEXT NOT NULL CHECK (token_kind IN ('refresh_token', 'access_token')),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    last_error TEXT
+                );
+                CREATE INDEX revocations_due ON revocations(next_attempt_at);
+                """
+        ),
+        // When each stored refresh token is next re-validated with Apple (SPEC §4). NULL until
+        // the validator schedules it; the partial index holds only rows with a refresh token,
+        // so both "unscheduled" and "due" are index lookups.
+        Migration(
+            version: 3,
+            name: "refresh_validation",
+            sql: """
+                ALTER TABLE apple_tokens ADD COLUMN validation_due_at INTEGER;
+                CREATE INDEX apple_tokens_validation_due ON apple_tokens(validation_due_at) WHERE refresh_token IS NOT NULL;
+                """
+        ),
+        // The web flow's pending authorizations (SPEC §4 "Web flow"): one row per redirect to
+        // Apple, used up by its callback. Only hashes of the state and of the browser's binding
+        // cookie are kept; the nonce is the one the id_token must carry.
+        Migration(
+            version: 4,
+            name: "web_sign_ins",
+            sql: """
+                CREATE TABLE web_sign_ins(
+                    state_hash BLOB PRIMARY KEY,
+                    binding_hash BLOB NOT NULL,
+                    nonce TEXT NOT NULL,
+                    return_to TEXT NOT NULL,
+                    expires_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """
+        ),
+    ]
+
+    /// The newest version this build knows.
+    public static var version: Int { migrations.map(\.version).max() ?? 0 }
+}

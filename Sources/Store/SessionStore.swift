@@ -1,0 +1,174 @@
+import OpenSSLCrypto
+import SQLite
+
+/// Sessions: opaque bearer tokens whose SHA-256 is the lookup key (a stolen database file
+/// yields no usable token).
+public struct SessionStore: Sendable {
+    private let database: Database
+    private let cache: SessionCache?
+
+    /// - Parameter caching: keep recently authenticated sessions in memory (see `SessionCache`);
+    ///   needs a database opened with `sessions` and `users` tracked, as `StoreOpener` does.
+    public init(database: Database, caching: Bool = false) {
+        self.database = database
+        cache = caching ? database.changes.flatMap { tracker in
+            tracker.tables.contains("sessions") && tracker.tables.contains("users") ? SessionCache(tracker: tracker) : nil
+        } : nil
+    }
+
+    /// Token bytes before encoding: 256 bits (SPEC §4).
+    static let tokenBytes = 32
+
+    /// The stored form of a token: SHA-256 of its decoded bytes, or nil for text that cannot
+    /// be one of our tokens (so garbage never reaches the database).
+    static func tokenHash(_ token: String) -> [UInt8]? {
+        guard token.utf8.count == 43, let bytes = Base64URL.decode(token), bytes.count == tokenBytes else { return nil }
+        return SHA256.hash(bytes)
+    }
+
+    // MARK: - Creating
+
+    /// Creates a session for `userID` inside the caller's write transaction (sign-in creates
+    /// the user and the session together), expiring absolutely at `now + ttl`.
+    public static func create(
+        in connection: Connection, userID: String, deviceName: String?, now: Int64, ttl: Int64
+    ) throws -> NewSession {
+        let secret = SecureRandom.bytes(tokenBytes)
+        let record = SessionRecord(
+            id: RecordID.make(prefix: "ses_"), userID: userID, deviceName: deviceName.flatMap { $0.isEmpty ? nil : $0 },
+            createdAt: now, lastSeenAt: now, expiresAt: now + ttl
+        )
+        try connection.run(
+            """
+            INSERT INTO sessions(id, user_id, token_hash, device_name, created_at, last_seen_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+            [.text(record.id), .text(userID), .blob(SHA256.hash(secret)), record.deviceName.map(SQLiteValue.text) ?? .null,
+             .integer(now), .integer(now), .integer(record.expiresAt)]
+        )
+        return NewSession(token: Base64URL.encode(secret), record: record)
+    }
+
+    public func create(userID: String, deviceName: String?, now: Int64, ttl: Int64) async throws -> NewSession {
+        try await database.write { try Self.create(in: $0, userID: userID, deviceName: deviceName, now: now, ttl: ttl) }
+    }
+
+    // MARK: - Authenticating
+
+    /// The live session a token names and its user, in one read (the `token_hash` UNIQUE
+    /// index, then the users primary key), or none when the cache holds it unchanged. nil for
+    /// an unknown token, a session past its absolute expiry, or one unused for `idleTTL` seconds
+    /// (as far as the last flushed `last_seen_at` knows; see `LastSeenBatcher`).
+    public func authenticate(token: String, now: Int64, idleTTL: Int64) throws -> (SessionRecord, UserRecord)? {
+        guard let hash = Self.tokenHash(token) else { return nil }
+        let found: (SessionRecord, UserRecord)?
+        if let cache, let hit = cache.lookup(hash) {
+            found = hit
+        } else {
+            found = try read(hash, cache: cache)
+        }
+        guard let (session, user) = found, session.expiresAt > now, session.lastSeenAt > now - idleTTL else { return nil }
+        return (session, user)
+    }
+
+    /// Sessions held in memory (tests).
+    var cachedCount: Int { cache?.count ?? 0 }
+
+    private func read(_ hash: [UInt8], cache: SessionCache?) throws -> (SessionRecord, UserRecord)? {
+        let sequence = cache?.tracker.sequence
+        guard let (session, user, rows) = try database.read({ connection -> (SessionRecord, UserRecord, [RowChangeTracker.Row])? in
+            guard let row = try connection.queryOne(Self.authenticateSQL, [.blob(hash)]) else { return nil }
+            let rows = [
+                RowChangeTracker.Row(table: cache?.sessionsTable ?? 0, rowid: try row.int64("session_rowid")),
+                RowChangeTracker.Row(table: cache?.usersTable ?? 0, rowid: try row.int64("user_rowid")),
+            ]
+            return (try SessionRecord(row: row), try UserRecord(row: row), rows)
+        }) else { return nil }
+        if let cache, let sequence, let versions = cache.tracker.versions(of: rows, unchangedSince: sequence) {
+            cache.store(hash, session: session, user: user, rows: rows, versions: versions)
+        }
+        return (session, user)
+    }
+
+    /// Expiry and idleness are checked by the caller, so a cached row serves until it changes.
+    static let authenticateSQL = """
+        SELECT \(SessionRecord.columns), \(UserRecord.columns), s.rowid AS session_rowid, u.rowid AS user_rowid
+        FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.token_hash = ?
+        """
+
+    // MARK: - Listing and ending
+
+    /// The user's sessions that have not expired (absolutely, or by idleness when `idleTTL`
+    /// is given), newest first.
+    public func list(userID: String, now: Int64, idleTTL: Int64? = nil) throws -> [SessionRecord] {
+        try database.read { connection in
+            try connection.query(
+                """
+                SELECT \(SessionRecord.columns) FROM sessions s
+                WHERE s.user_id = ? AND s.expires_at > ? AND s.last_seen_at > ?
+                ORDER BY s.created_at DESC, s.id
+                """,
+                [.text(userID), .integer(now), .integer(idleTTL.map { now - $0 } ?? Int64.min)]
+            ).map(SessionRecord.init)
+        }
+    }
+
+    /// Ends session `id` only if it belongs to `userID`. false when it is unknown, already
+    /// ended, or another user's (all 404, so ids of others' sessions cannot be probed).
+    public static func end(id: String, userID: String, in connection: Connection) throws -> Bool {
+        try connection.run("DELETE FROM sessions WHERE id = ? AND user_id = ?", [.text(id), .text(userID)]) > 0
+    }
+
+    public func end(id: String, userID: String) async throws -> Bool {
+        try await database.write { try Self.end(id: id, userID: userID, in: $0) }
+    }
+
+    /// Ends every session of the user; returns how many there were.
+    @discardableResult
+    public static func endAll(userID: String, in connection: Connection) throws -> Int {
+        try connection.run("DELETE FROM sessions WHERE user_id = ?", [.text(userID)])
+    }
+
+    @discardableResult
+    public func endAll(userID: String) async throws -> Int {
+        try await database.write { try Self.endAll(userID: userID, in: $0) }
+    }
+
+    /// Sessions that have neither expired nor gone idle (`siwa_sessions_active`).
+    public func countLive(now: Int64, idleTTL: Int64) throws -> Int {
+        try database.read { connection in
+            try connection.queryOne(
+                "SELECT COUNT(*) FROM sessions WHERE expires_at > ? AND last_seen_at > ?", [.integer(now), .integer(now - idleTTL)]
+            )?.int(0) ?? 0
+        }
+    }
+
+    /// Ends every session of the user but `keptID` ("end other sessions"); returns how many.
+    @discardableResult
+    public func endAll(userID: String, except keptID: String) async throws -> Int {
+        try await database.write {
+            try $0.run("DELETE FROM sessions WHERE user_id = ? AND id <> ?", [.text(userID), .text(keptID)])
+        }
+    }
+
+    /// Deletes sessions past their absolute or idle expiry; returns how many.
+    @discardableResult
+    public func pruneExpired(now: Int64, idleTTL: Int64) async throws -> Int {
+        try await database.write { connection in
+            try connection.run(
+                "DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?", [.integer(now), .integer(now - idleTTL)]
+            )
+        }
+    }
+
+    /// Sets `last_seen_at` for many sessions in the caller's transaction, never moving it back
+    /// (touches may arrive out of order). Ended sessions are skipped.
+    static func recordLastSeen(_ seen: [String: Int64], in connection: Connection) throws {
+        for (id, time) in seen {
+            try connection.run(
+                "UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?", [.integer(time), .text(id), .integer(time)]
+            )
+        }
+    }
+}

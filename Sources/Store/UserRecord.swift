@@ -1,0 +1,61 @@
+import SQLite
+
+/// One `users` row (SPEC §4 `USER`). Times are Unix seconds.
+public struct UserRecord: Sendable, Equatable {
+    public enum EmailForwarding: String, Sendable {
+        case enabled, disabled
+    }
+
+    public enum RealUserStatus: String, Sendable {
+        case unsupported, unknown
+        case likelyReal = "likely_real"
+    }
+
+    public enum AppleCredential: String, Sendable {
+        case authorized, revoked
+    }
+
+    public var id: String
+    public var appleSub: String
+    public var email: String?
+    public var emailVerified: Bool
+    public var isPrivateEmail: Bool
+    /// nil when the email is not a private relay address.
+    public var emailForwarding: EmailForwarding?
+    public var realUserStatus: RealUserStatus
+    public var givenName: String?
+    public var familyName: String?
+    public var appleCredential: AppleCredential
+    public var createdAt: Int64
+    public var updatedAt: Int64
+
+    /// The `users` columns, qualified by `u.` so the same list serves joins.
+    static let columns = """
+        u.id, u.apple_sub, u.email, u.email_verified, u.is_private_email, u.email_forwarding,
+        u.real_user_status, u.given_name, u.family_name, u.apple_credential, u.created_at, u.updated_at
+        """
+
+    init(row: Row) throws {
+        id = try row.string("id")
+        appleSub = try row.string("apple_sub")
+        email = try row.optionalString("email")
+        emailVerified = try row.int64("email_verified") != 0
+        isPrivateEmail = try row.int64("is_private_email") != 0
+        emailForwarding = try row.optionalString("email_forwarding").map(Self.decode)
+        realUserStatus = try Self.decode(row.string("real_user_status"))
+        givenName = try row.optionalString("given_name")
+        familyName = try row.optionalString("family_name")
+        appleCredential = try Self.decode(row.string("apple_credential"))
+        createdAt = try row.int64("created_at")
+        updatedAt = try row.int64("updated_at")
+    }
+
+    /// The schema's CHECK constraints keep these columns to the enums' raw values; anything
+    /// else means the file was edited behind the server's back.
+    private static func decode<T: RawRepresentable>(_ text: String) throws -> T where T.RawValue == String {
+        guard let value = T(rawValue: text) else {
+            throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "unexpected value '\(text)' for \(T.self)")
+        }
+        return value
+    }
+}

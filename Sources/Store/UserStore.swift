@@ -1,0 +1,200 @@
+import SQLite
+
+/// What a verified identity token says about its subject. Only these values may overwrite
+/// what is stored: they are signed by Apple.
+public struct VerifiedIdentity: Sendable, Equatable {
+    public var appleSub: String
+    public var email: String?
+    public var emailVerified: Bool
+    public var isPrivateEmail: Bool
+    /// nil when the token has no `real_user_status` claim (the stored value is then kept).
+    public var realUserStatus: UserRecord.RealUserStatus?
+
+    public init(
+        appleSub: String, email: String? = nil, emailVerified: Bool = false, isPrivateEmail: Bool = false,
+        realUserStatus: UserRecord.RealUserStatus? = nil
+    ) {
+        self.appleSub = appleSub
+        self.email = email
+        self.emailVerified = emailVerified
+        self.isPrivateEmail = isPrivateEmail
+        self.realUserStatus = realUserStatus
+    }
+}
+
+/// Name and email from the client's `user` object (or an adopted pending profile): unsigned,
+/// sent by Apple only on the first authorization, so used only when the account is created.
+public struct ClientProfile: Sendable, Equatable {
+    public var givenName: String?
+    public var familyName: String?
+    public var email: String?
+
+    public init(givenName: String? = nil, familyName: String? = nil, email: String? = nil) {
+        self.givenName = givenName
+        self.familyName = familyName
+        self.email = email
+    }
+}
+
+/// Reads and writes `users`. Writes that belong to a larger unit (sign-in, a notification)
+/// are static functions taking the caller's write connection, so they commit with it.
+public struct UserStore: Sendable {
+    private let database: Database
+
+    public init(database: Database) {
+        self.database = database
+    }
+
+    public func user(id: String) throws -> UserRecord? {
+        try database.read { try Self.user(id: id, in: $0) }
+    }
+
+    public func user(appleSub: String) throws -> UserRecord? {
+        try database.read { try Self.user(appleSub: appleSub, in: $0) }
+    }
+
+    public static func user(id: String, in connection: Connection) throws -> UserRecord? {
+        try connection.queryOne("SELECT \(UserRecord.columns) FROM users u WHERE u.id = ?", [.text(id)]).map(UserRecord.init)
+    }
+
+    public static func user(appleSub: String, in connection: Connection) throws -> UserRecord? {
+        try connection.queryOne("SELECT \(UserRecord.columns) FROM users u WHERE u.apple_sub = ?", [.text(appleSub)])
+            .map(UserRecord.init)
+    }
+
+    // MARK: - Sign-in
+
+    /// Creates the user of `identity.appleSub`, or updates the existing one, inside the
+    /// caller's write transaction. Returns the row as stored and whether it was created.
+    ///
+    /// Precedence (SPEC §4 `USER`): the token's email, `email_verified` and
+    /// `is_private_email` always win; `profile` (unsigned) fills in name and email only at
+    /// creation, and an email known only from it is stored unverified. Signing in restores
+    /// `apple_credential` to `authorized` (after `consent-revoked`).
+    public static func upsertOnSignIn(
+        in connection: Connection, identity: VerifiedIdentity, profile: ClientProfile?, now: Int64
+    ) throws -> (user: UserRecord, created: Bool) {
+        if let existing = try user(appleSub: identity.appleSub, in: connection) {
+            if let email = identity.email {
+                // A relay address starts forwarding; a known forwarding state is kept (a
+                // notification may have disabled it); a non-relay address has none.
+                try connection.run(
+                    """
+                    UPDATE users SET email = ?, email_verified = ?, is_private_email = ?,
+                        email_forwarding = CASE WHEN ? THEN COALESCE(email_forwarding, 'enabled') ELSE NULL END
+                    WHERE id = ?
+                    """,
+                    [.text(email), SQLiteValue(identity.emailVerified), SQLiteValue(identity.isPrivateEmail),
+                     SQLiteValue(identity.isPrivateEmail), .text(existing.id)]
+                )
+            }
+            if let status = identity.realUserStatus {
+                try connection.run("UPDATE users SET real_user_status = ? WHERE id = ?", [.text(status.rawValue), .text(existing.id)])
+            }
+            try connection.run(
+                "UPDATE users SET apple_credential = 'authorized', updated_at = ? WHERE id = ?",
+                [.integer(now), .text(existing.id)]
+            )
+            guard let updated = try user(id: existing.id, in: connection) else {
+                throw SQLiteError(code: 1, message: "user \(existing.id) vanished inside its own transaction")
+            }
+            return (updated, false)
+        }
+
+        let fromToken = identity.email != nil
+        let email = identity.email ?? profile?.email
+        let isPrivate = fromToken && identity.isPrivateEmail
+        let id = RecordID.make(prefix: "usr_")
+        try connection.run(
+            """
+            INSERT INTO users(id, apple_sub, email, email_verified, is_private_email, email_forwarding,
+                real_user_status, given_name, family_name, apple_credential, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'authorized', ?, ?)
+            """,
+            [
+                .text(id), .text(identity.appleSub), email.map(SQLiteValue.text) ?? .null,
+                SQLiteValue(fromToken && identity.emailVerified), SQLiteValue(isPrivate),
+                isPrivate ? .text("enabled") : .null,
+                .text((identity.realUserStatus ?? .unsupported).rawValue),
+                nonEmpty(profile?.givenName), nonEmpty(profile?.familyName),
+                .integer(now), .integer(now),
+            ]
+        )
+        guard let created = try user(id: id, in: connection) else {
+            throw SQLiteError(code: 1, message: "user \(id) vanished inside its own transaction")
+        }
+        return (created, true)
+    }
+
+    private static func nonEmpty(_ text: String?) -> SQLiteValue {
+        guard let text, !text.isEmpty else { return .null }
+        return .text(text)
+    }
+
+    // MARK: - Notifications and deletion
+
+    /// `email-enabled` / `email-disabled`: sets forwarding, and the email and its privacy
+    /// when the event carries them (events are signed by Apple, so they count as verified).
+    /// Returns whether anything changed; false also for an unknown `sub`.
+    @discardableResult
+    public static func setEmailForwarding(
+        in connection: Connection, appleSub: String, enabled: Bool, email: String? = nil, isPrivateEmail: Bool? = nil,
+        now: Int64
+    ) throws -> Bool {
+        guard let existing = try user(appleSub: appleSub, in: connection) else { return false }
+        let forwarding: UserRecord.EmailForwarding = enabled ? .enabled : .disabled
+        let newEmail = email ?? existing.email
+        let newPrivate = isPrivateEmail ?? existing.isPrivateEmail
+        let newVerified = email != nil ? true : existing.emailVerified
+        guard existing.emailForwarding != forwarding || newEmail != existing.email
+            || newPrivate != existing.isPrivateEmail || newVerified != existing.emailVerified
+        else { return false }
+        try connection.run(
+            """
+            UPDATE users SET email_forwarding = ?, email = ?, is_private_email = ?, email_verified = ?, updated_at = ?
+            WHERE id = ?
+            """,
+            [.text(forwarding.rawValue), newEmail.map(SQLiteValue.text) ?? .null, SQLiteValue(newPrivate),
+             SQLiteValue(newVerified), .integer(now), .text(existing.id)]
+        )
+        return true
+    }
+
+    /// `consent-revoked` (or a refresh token Apple refuses): the credential is marked revoked,
+    /// every session ends and the stored Apple tokens are dropped, in the caller's
+    /// transaction. The user row stays so the next sign-in restores the same account.
+    /// Returns whether anything changed.
+    @discardableResult
+    public static func markRevoked(in connection: Connection, userID: String, now: Int64) throws -> Bool {
+        let marked = try connection.run(
+            "UPDATE users SET apple_credential = 'revoked', updated_at = ? WHERE id = ? AND apple_credential <> 'revoked'",
+            [.integer(now), .text(userID)]
+        )
+        let sessions = try SessionStore.endAll(userID: userID, in: connection)
+        let tokens = try AppleTokenVault.drop(userID: userID, in: connection)
+        return marked > 0 || sessions > 0 || tokens
+    }
+
+    /// Deletes the user; its sessions and stored Apple tokens go with it (ON DELETE CASCADE).
+    /// Returns false when there was no such user.
+    @discardableResult
+    public static func delete(in connection: Connection, userID: String) throws -> Bool {
+        try connection.run("DELETE FROM users WHERE id = ?", [.text(userID)]) > 0
+    }
+
+    public func setEmailForwarding(
+        appleSub: String, enabled: Bool, email: String? = nil, isPrivateEmail: Bool? = nil, now: Int64
+    ) async throws -> Bool {
+        try await database.write {
+            try Self.setEmailForwarding(in: $0, appleSub: appleSub, enabled: enabled, email: email, isPrivateEmail: isPrivateEmail, now: now)
+        }
+    }
+
+    public func markRevoked(userID: String, now: Int64) async throws -> Bool {
+        try await database.write { try Self.markRevoked(in: $0, userID: userID, now: now) }
+    }
+
+    public func delete(userID: String) async throws -> Bool {
+        try await database.write { try Self.delete(in: $0, userID: userID) }
+    }
+}

@@ -1,0 +1,17 @@
+// Measurement tool for Scripts/bench; not part of the product.
+//   siwa-bench [verify] [SECONDS]     identity-token verification on one thread
+//   siwa-bench fixture DIR [options]  an Apple ID simulator and pre-signed requests for the
+//                                     account-layer benchmarks (see AppleFixture.swift)
+import Glibc
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "fixture":
+    arguments.removeFirst()
+    try AppleFixture(arguments: arguments).run()
+case "verify":
+    arguments.removeFirst()
+    try runVerificationBench(duration: Double(arguments.first ?? "3") ?? 3)
+default:
+    try runVerificationBench(duration: Double(arguments.first ?? "3") ?? 3)
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The command line of SPEC §2. Each command is a thin shell over `SiwaApp`.
+@main
+struct SiwaServer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "siwa-server",
+        abstract: "The server side of Sign in with Apple: sign-in, sessions, notifications and token upkeep.",
+        subcommands: [ServeCommand.self, DemoCommand.self, MigrateCommand.self, CheckConfigCommand.self, ClientSecretCommand.self, VerifyTokenCommand.self, AppleSimCommand.self]
+    )
+}

@@ -1,0 +1,150 @@
+import Foundation
+import HTTPClient
+import HTTPServer
+import Synchronization
+import TLS
+import Testing
+
+/// The client over real TLS: an `HTTPServer` behind a `TLSTerminator` with a throwaway CA.
+@Suite struct HTTPSTests {
+    @Test func getAndPostSucceedOverHTTPS() async throws {
+        let seen = Mutex<[String]>([])
+        let fixture = try TLSFixture.start { router in
+            router.add(.get, "/headers") { request in
+                seen.withLock {
+                    $0 = [request.headers["Host"] ?? "", request.headers["User-Agent"] ?? "", request.headers["Accept-Encoding"] ?? ""]
+                }
+                return HTTPResponse(contentType: "text/plain", body: "ok")
+            }
+        }
+        let client = try fixture.client()
+
+        let get = try await client.send(HTTPClientRequest(url: fixture.url("/hello")), idempotent: true)
+        #expect(get.status == 200)
+        #expect(get.text == "hi")
+        #expect(get.header("content-type") == "text/plain")
+
+        let body = Array("code=abc&grant_type=authorization_code".utf8)
+        let post = try await client.send(
+            HTTPClientRequest(method: "POST", url: fixture.url("/echo"), headers: [("Content-Type", "application/x-www-form-urlencoded")], body: body),
+            idempotent: false)
+        #expect(post.status == 200)
+        #expect(post.body == body)
+
+        _ = try await client.send(HTTPClientRequest(url: fixture.url("/headers")), idempotent: true)
+        #expect(seen.withLock { $0 } == ["127.0.0.1:\(fixture.port)", "siwa-server", "gzip"])
+        await fixture.stop()
+    }
+
+    @Test func aHostNameIsVerifiedAndItsAddressesTriedInTurn() async throws {
+        // The leaf names localhost; the terminator listens on 127.0.0.1 only, so if ::1 comes
+        // first it is refused and the next address is tried.
+        let fixture = try TLSFixture.start()
+        let response = try await fixture.client().send(HTTPClientRequest(url: fixture.url("/hello", host: "localhost")), idempotent: true)
+        #expect(response.text == "hi")
+        await fixture.stop()
+    }
+
+    @Test func aClientThatDoesNotTrustTheCAFails() async throws {
+        let fixture = try TLSFixture.start()
+        let otherCA = try CertificateAuthority()
+        let strangers = [
+            try HTTPClient(configuration: HTTPClientConfiguration(extraCAPEM: otherCA.certificatePEM, trustOnlyExtraCAs: true)),
+            // The system store does not know a CA made a moment ago either.
+            try HTTPClient(configuration: HTTPClientConfiguration()),
+            // Trusting only extra CAs with none given trusts nothing.
+            try HTTPClient(configuration: HTTPClientConfiguration(trustOnlyExtraCAs: true)),
+        ]
+        for stranger in strangers {
+            let error = await failure { () async throws(HTTPClientError) in
+                try await stranger.send(HTTPClientRequest(url: fixture.url("/hello")), idempotent: true)
+            }
+            #expect(error?.isTLSFailure == true, "\(String(describing: error))")
+            #expect(error?.description.contains("certificate verify failed") == true)
+        }
+        #expect(fixture.terminator.acceptedConnections == 3)
+        await fixture.stop()
+    }
+
+    @Test func aCertificateForAnotherHostFails() async throws {
+        let fixture = try TLSFixture.start(dnsNames: ["other.example"], ipAddresses: [])
+        let client = try fixture.client()
+        for host in ["127.0.0.1", "localhost"] {
+            let error = await failure { () async throws(HTTPClientError) in
+                try await client.send(HTTPClientRequest(url: fixture.url("/hello", host: host)), idempotent: true)
+            }
+            #expect(error?.isTLSFailure == true, "\(String(describing: error))")
+            #expect(error?.description.contains("mismatch") == true, "\(String(describing: error))")
+        }
+        await fixture.stop()
+    }
+
+    @Test func anExtraCAFileIsTrusted() async throws {
+        let fixture = try TLSFixture.start()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("siwa-ca-\(UUID().uuidString).pem").path
+        try fixture.authority.certificatePEM.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let client = try HTTPClient(configuration: HTTPClientConfiguration(extraCAFile: path))
+        let response = try await client.send(HTTPClientRequest(url: fixture.url("/hello")), idempotent: true)
+        #expect(response.text == "hi")
+        #expect(throws: (any Error).self) { try HTTPClient(configuration: HTTPClientConfiguration(extraCAFile: path + ".missing")) }
+        await fixture.stop()
+    }
+
+    @Test func keepAliveReusesOneConnection() async throws {
+        let fixture = try TLSFixture.start()
+        let client = try fixture.client()
+        for _ in 0..<3 {
+            let response = try await client.send(HTTPClientRequest(url: fixture.url("/hello")), idempotent: true)
+            #expect(response.text == "hi")
+        }
+        let post = try await client.send(HTTPClientRequest(method: "POST", url: fixture.url("/echo"), body: [1, 2, 3]), idempotent: false)
+        #expect(post.body == [1, 2, 3])
+        #expect(fixture.terminator.acceptedConnections == 1)
+        await fixture.stop()
+    }
+
+    @Test func gzipResponsesAreInflated() async throws {
+        let text = String(repeating: "{\"kid\":\"abc\",\"alg\":\"RS256\"},", count: 200)
+        let fixture = try TLSFixture.start { router in
+            router.add(.get, "/keys") { _ in HTTPResponse.json(200, text) }
+        }
+        let response = try await fixture.client().send(HTTPClientRequest(url: fixture.url("/keys")), idempotent: true)
+        #expect(response.text == text)
+        // The server compressed it (it was asked to); the client removed the wire headers.
+        #expect(response.header("Vary") == "Accept-Encoding")
+        #expect(response.header("Content-Encoding") == nil)
+        #expect(response.header("Content-Length") == nil)
+        await fixture.stop()
+    }
+
+    @Test func thirtyTwoSlowCallsRunAtOnce() async throws {
+        // Counted by the server, whose handlers run on its own threads, so the count holds
+        // however busy the machine's cooperative pool is.
+        let inFlight = Atomic<Int>(0)
+        let mostInFlight = Atomic<Int>(0)
+        let fixture = try TLSFixture.start { router in
+            router.add(.get, "/counted") { _ in
+                let now = inFlight.add(1, ordering: .sequentiallyConsistent).newValue
+                mostInFlight.max(now, ordering: .sequentiallyConsistent)
+                try? await Task.sleep(for: .milliseconds(500))
+                inFlight.subtract(1, ordering: .sequentiallyConsistent)
+                return HTTPResponse(contentType: "text/plain", body: "slept")
+            }
+        }
+        let client = try fixture.client()
+        let elapsed = try await seconds {
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<32 {
+                    group.addTask {
+                        try await client.send(HTTPClientRequest(url: fixture.url("/counted")), idempotent: true).text
+                    }
+                }
+                for try await text in group { #expect(text == "slept") }
+            }
+        }
+        // Counted at the server, not timed: one at a time would never have more than one in flight.
+        #expect(mostInFlight.load(ordering: .sequentiallyConsistent) >= 24, "took \(elapsed) s")
+        await fixture.stop()
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import HTTPServer
+
+@Suite struct GracefulStopTests {
+    @Test func stopFinishesTheRequestInFlightThenRefusesNewConnections() async throws {
+        let server = try TestServer.start()
+        let gate = Gate.uniqueName()
+        let busy = try server.client()
+        busy.send("GET /gate/\(gate) HTTP/1.1\r\nHost: t\r\n\r\n")
+        let idle = try server.client()
+        idle.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        _ = try await idle.readResponse()
+
+        let stopping = Task { await server.stop() }
+        // The listener closes once every loop has begun stopping.
+        let port = server.port
+        let refused = try await offPool { () -> Bool in
+            for _ in 0..<6000 {  // a bound on failure (60 s), not a speed limit
+                if (try? RawClient(port: port)) == nil { return true }
+                usleep(10_000)
+            }
+            return false
+        }
+        #expect(refused)
+        #expect(await idle.isClosedByServer())
+        Gate.shared.open(gate)
+        let response = try await busy.readResponse()
+        #expect(response.status == 200)
+        #expect(response.text == "opened \(gate)")
+        #expect(response.header("Connection") == "close")
+        await stopping.value
+    }
+
+    @Test func stopIsBoundedByTheDrainTimeout() async throws {
+        var timeouts = HTTPTimeouts()
+        timeouts.drain = .milliseconds(300)
+        let server = try TestServer.start(timeouts: timeouts)
+        let busy = try server.client()
+        // This handler never finishes: only the drain bound can end the stop.
+        busy.send("GET /gate/\(Gate.uniqueName()) HTTP/1.1\r\nHost: t\r\n\r\n")
+        try await Task.sleep(for: .milliseconds(100))
+        await server.stop()
+        #expect(await busy.readAll().isEmpty)
+    }
+}

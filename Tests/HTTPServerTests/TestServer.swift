@@ -1,0 +1,104 @@
+import Foundation
+import Synchronization
+@testable import HTTPServer
+
+/// Starts a real `HTTPServer` on a free loopback port with test routes.
+struct TestServer {
+    let server: HTTPServer
+    let port: UInt16
+
+    static func start(
+        threads: Int = 2, host: String = "127.0.0.1", limits: HTTPLimits = HTTPLimits(),
+        timeouts: HTTPTimeouts = HTTPTimeouts(), observer: (any HTTPServerObserver)? = nil,
+        configure: (inout Router) -> Void = { _ in }
+    ) throws -> TestServer {
+        var router = Router()
+        router.add(.get, "/hello") { _ in HTTPResponse(contentType: "text/plain", body: "hello") }
+        router.add(.post, "/echo") { request in
+            HTTPResponse(headers: ["Content-Type": "application/octet-stream"], body: request.body)
+        }
+        router.add(.get, "/big") { _ in
+            HTTPResponse(contentType: "application/json", body: "[" + String(repeating: "\"abcdefgh\",", count: 500) + "0]")
+        }
+        router.add(.get, "/slow/{ms}") { request in
+            let ms = Int(request.pathParameters["ms"] ?? "0") ?? 0
+            try? await Task.sleep(for: .milliseconds(ms))
+            return HTTPResponse(contentType: "text/plain", body: "slept \(ms)")
+        }
+        router.add(.get, "/gate/{name}") { request in
+            let name = request.pathParameters["name"] ?? ""
+            await Gate.shared.wait(name)
+            return HTTPResponse(contentType: "text/plain", body: "opened \(name)")
+        }
+        router.add(.get, "/items/{id}") { request in
+            HTTPResponse(contentType: "text/plain", body: request.pathParameters["id"] ?? "")
+        }
+        router.add(.delete, "/items/{id}") { _ in HTTPResponse(status: 204) }
+        router.add(.get, "/huge") { _ in
+            HTTPResponse(headers: ["Content-Type": "application/octet-stream"], body: [UInt8](repeating: 0x61, count: 32 << 20))
+        }
+        configure(&router)
+        var configuration = HTTPServerConfiguration(host: host, port: 0, threads: threads)
+        configuration.limits = limits
+        configuration.timeouts = timeouts
+        let server = HTTPServer(configuration: configuration, router: router, observer: observer)
+        let port = try server.start()
+        return TestServer(server: server, port: port)
+    }
+
+    func client(timeoutSeconds: Int = 5) throws -> RawClient {
+        try RawClient(port: port, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// One fresh request proving the server still serves.
+    func stillServes() async throws -> Bool {
+        let client = try client()
+        client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        let response = try await client.readResponse()
+        return response.status == 200 && response.text == "hello"
+    }
+
+    func stop() async { await server.stop() }
+}
+
+/// Runs blocking socket work on its own thread, so it never occupies the small cooperative
+/// pool that the code under test may need at the same moment.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// Lets a test hold a handler until it says so: proves ordering without timing assumptions.
+final class Gate: Sendable {
+    static let shared = Gate()
+
+    private struct State {
+        var opened: Set<String> = []
+        var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    func wait(_ name: String) async {
+        await withCheckedContinuation { continuation in
+            let openAlready = state.withLock { state -> Bool in
+                if state.opened.contains(name) { return true }
+                state.waiters[name, default: []].append(continuation)
+                return false
+            }
+            if openAlready { continuation.resume() }
+        }
+    }
+
+    func open(_ name: String) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.opened.insert(name)
+            return state.waiters.removeValue(forKey: name) ?? []
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    /// A name no other test uses.
+    static func uniqueName() -> String { UUID().uuidString }
+}

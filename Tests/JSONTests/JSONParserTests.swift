@@ -1,0 +1,84 @@
+import Testing
+@testable import JSON
+
+@Suite struct JSONParserTests {
+    @Test func parsesEveryKindOfValue() throws {
+        let value = try JSONParser.parse(#" {"s":"a\"b\\c\/d\u00e9\ud83d\ude00","i":-42,"big":1670016125295,"d":1.5e3,"t":true,"f":false,"n":null,"a":[1,[2],{}],"o":{"x":{}}} "#)
+        let object = try #require(value.object)
+        #expect(object["s"]?.string == "a\"b\\c/dé😀")
+        #expect(object["i"] == .integer(-42))
+        #expect(object["big"]?.integer == 1_670_016_125_295)
+        #expect(object["d"] == .double(1500))
+        #expect(object["t"]?.bool == true && object["f"]?.bool == false)
+        #expect(object["n"]?.isNull == true)
+        #expect(object["a"]?.array?.count == 3)
+        #expect(object.keys == ["s", "i", "big", "d", "t", "f", "n", "a", "o"])
+        #expect(object["missing"] == nil)
+    }
+
+    static let invalid: [String] = [
+        "", " ", "{", "}", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{a:1}", "'a'", "01", "-", "1.", ".5", "1e", "+1",
+        "NaN", "Infinity", "tru", "nul", "\"unterminated", "\"bad \\x escape\"", "\"\\ud800\"", "\"\\udc00\"",
+        "\"\\ud800\\u0041\"", "\"tab\there\"", "{\"a\":1}{", "[1] 2", "{\"sub\":\"a\",\"sub\":\"b\"}", "1e999",
+    ]
+
+    @Test(arguments: invalid)
+    func refusesInvalidDocuments(_ text: String) {
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(text) }
+    }
+
+    @Test func refusesInvalidUTF8() {
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse([0x22, 0xC3, 0x28, 0x22]) }
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse([0x22, 0xFF, 0x22]) }
+    }
+
+    @Test func limitsNestingAndSize() throws {
+        let deep = String(repeating: "[", count: 33) + String(repeating: "]", count: 33)
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(deep) }
+        let fine = String(repeating: "[", count: 32) + String(repeating: "]", count: 32)
+        _ = try JSONParser.parse(fine)
+        var small = JSONParser()
+        small.maxBytes = 10
+        #expect(throws: JSONParser.Failure.self) { try small.parse(Array("[1,2,3,4,5,6]".utf8)) }
+    }
+
+    @Test func largeIntegersFallBackToDoubles() throws {
+        #expect(try JSONParser.parse("9223372036854775807") == .integer(Int64.max))
+        #expect(try JSONParser.parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
+    }
+}
+
+@Suite struct JSONWriterTests {
+    @Test func writesCompactJSONInMemberOrder() {
+        let value = JSONValue.object(JSONObject([
+            ("b", .integer(1)), ("a", .array([.bool(true), .null, .double(0.5)])), ("s", .string("x")),
+        ]))
+        #expect(JSONWriter.string(value) == #"{"b":1,"a":[true,null,0.5],"s":"x"}"#)
+    }
+
+    @Test func escapesForJSONAndForHTMLScripts() {
+        #expect(JSONWriter.string(.string("q\"b\\n\n</script>&\u{2028}\u{01}é")) == #""q\"b\\n\n\u003c/script\u003e\u0026\u2028\u0001é""#)
+    }
+
+    /// U+2028/U+2029 are E2 80 A8/A9 in UTF-8; other E2 sequences (€, ‧, →) pass through.
+    @Test func escapesOnlyTheTwoLineSeparatorsAmongE2Sequences() {
+        #expect(JSONWriter.string(.string("€‧\u{2029}→\u{2028}\u{7F}")) == #""€‧\u2029→\u2028\u007f""#)
+        #expect(JSONWriter.string(.string("")) == "\"\"")
+    }
+
+    /// Any string survives writing and parsing back, whatever mix of scalars it holds.
+    @Test func randomStringsRoundTrip() throws {
+        let alphabet: [Unicode.Scalar] = ["a", "\"", "\\", "<", "&", "\u{0}", "\u{1F}", "\u{7F}", "é", "€", "\u{2028}", "\u{2029}", "\u{1F600}", "\n"]
+        for _ in 0..<500 {
+            var scalars = String.UnicodeScalarView()
+            for _ in 0..<Int.random(in: 0...24) { scalars.append(alphabet.randomElement()!) }
+            let string = String(scalars)
+            #expect(try JSONParser.parse(JSONWriter.string(.string(string))) == .string(string))
+        }
+    }
+
+    @Test func roundTrips() throws {
+        let text = #"{"iss":"https://appleid.apple.com","aud":["a","b"],"exp":1700000000,"email_verified":"true","nested":{"k":[{}]}}"#
+        #expect(JSONWriter.string(try JSONParser.parse(text)) == text)
+    }
+}

@@ -1,0 +1,93 @@
+import AppleSimulator
+import Foundation
+import JSON
+import SQLite
+import Testing
+@testable import SiwaApp
+
+/// `DELETE /api/account` with the revocation queue, against the simulator (SPEC §4, §7).
+@Suite struct AccountDeletionTests {
+    static let app = NativeSignInTests.app
+
+    private func signIn(_ fixture: NativeSignInTests.Fixture, sub: String, withCode: Bool) async throws -> (session: String, userID: String) {
+        let issued = try fixture.simulator.issueCode(sub: sub, clientID: Self.app, nonce: "n")
+        var body: [(String, JSONValue)] = [("identity_token", .string(issued.identityToken)), ("nonce", .string("n"))]
+        if withCode { body.append(("authorization_code", .string(issued.code))) }
+        let reply = try await fixture.signIn(body)
+        return (try #require(reply.json?["session"]?.object?["token"]?.string), try #require(reply.json?["user"]?.object?["id"]?.string))
+    }
+
+    private func delete(_ fixture: NativeSignInTests.Fixture, session: String) async throws -> (status: Int, body: String) {
+        let reply = try await HTTPGet.raw(
+            port: fixture.harness.application.port,
+            "DELETE /api/account HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\nContent-Length: 0\r\n\r\n")
+        let status = Int(reply.split(separator: " ").dropFirst().first ?? "") ?? 0
+        return (status, reply.components(separatedBy: "\r\n\r\n").dropFirst().joined())
+    }
+
+    @Test func deletionRevokesAtAppleEndsEverythingAndASignInStartsAfresh() async throws {
+        let fixture = try await NativeSignInTests.Fixture()
+        let sub = NativeSignInTests.sub(20)
+        let (session, userID) = try await signIn(fixture, sub: sub, withCode: true)
+        let reply = try await delete(fixture, session: session)
+        #expect(reply.status == 202)
+        #expect(reply.body == #"{"status":"deleted","apple_revocation":"done"}"#)
+        let revoke = try #require(fixture.simulator.calls.first { $0.endpoint == "revoke" })
+        #expect(revoke.parameters["token_type_hint"] == "refresh_token")
+        #expect(revoke.parameters["client_id"] == Self.app)
+        await #expect(try fixture.harness.get("/api/me", headers: ["Authorization": "Bearer \(session)"]).status == 401)
+        #expect(try fixture.count("users") == 0)
+        #expect(try fixture.count("sessions") == 0)
+        #expect(try fixture.count("apple_tokens") == 0)
+        #expect(try fixture.count("revocations") == 0)
+        let (_, newID) = try await signIn(fixture, sub: sub, withCode: false)
+        #expect(newID != userID)
+        await fixture.stop()
+    }
+
+    @Test func withNothingToRevokeTheAnswerSaysNone() async throws {
+        let fixture = try await NativeSignInTests.Fixture()
+        let (session, _) = try await signIn(fixture, sub: NativeSignInTests.sub(21), withCode: false)
+        await #expect(try delete(fixture, session: session).body == #"{"status":"deleted","apple_revocation":"none"}"#)
+        #expect(fixture.simulator.calls.filter { $0.endpoint == "revoke" }.isEmpty)
+        await fixture.stop()
+    }
+
+    @Test func whileAppleFailsTheRevocationWaitsInTheQueueAndIsRetriedUntilItSucceeds() async throws {
+        let fixture = try await NativeSignInTests.Fixture(configure: {
+            $0.revocationBackoff = .seconds(1)
+            $0.revocationBackoffMax = .seconds(2)
+        })
+        let (session, _) = try await signIn(fixture, sub: NativeSignInTests.sub(22), withCode: true)
+        fixture.simulator.injectFault(SimulatorFault(endpoint: .revoke, status: 503, count: 3))
+        let reply = try await delete(fixture, session: session)
+        #expect(reply.body == #"{"status":"deleted","apple_revocation":"pending"}"#)
+        // The account is gone at once, whatever Apple says.
+        #expect(try fixture.count("users") == 0)
+        #expect(try fixture.count("revocations") == 1)
+        var remaining = 1
+        for _ in 0..<600 where remaining > 0 {
+            try await Task.sleep(for: .milliseconds(100))
+            remaining = try fixture.count("revocations")
+        }
+        #expect(remaining == 0)
+        #expect(fixture.simulator.calls.filter { $0.endpoint == "revoke" }.count >= 4)
+        await fixture.stop()
+    }
+
+    @Test func withoutASessionItIs401AndNothingIsDeleted() async throws {
+        let fixture = try await NativeSignInTests.Fixture()
+        _ = try await signIn(fixture, sub: NativeSignInTests.sub(23), withCode: false)
+        await #expect(try delete(fixture, session: "nope").status == 401)
+        #expect(try fixture.count("users") == 1)
+        await fixture.stop()
+    }
+
+    @Test func backOffDoublesWithJitterUpToTheMaximum() {
+        for _ in 0..<50 {
+            #expect((4...6).contains(Revoker.delay(attempt: 1, base: 5, max: 3600)))
+            #expect((8...12).contains(Revoker.delay(attempt: 2, base: 5, max: 3600)))
+            #expect((2880...4320).contains(Revoker.delay(attempt: 40, base: 5, max: 3600)))
+        }
+    }
+}

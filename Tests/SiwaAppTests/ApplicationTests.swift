@@ -1,0 +1,259 @@
+import AppleSimulator
+import Foundation
+import HTTPServer
+import Testing
+@testable import SiwaApp
+
+/// The assembled application over real sockets, with its own temporary database.
+@Suite struct ApplicationTests {
+    final class Harness {
+        let folder: String
+        let application: Application
+        let sink: LogSink
+        let lines = LinesCollector()
+        let simulator: AppleIDSimulator
+
+        init(configure: (inout Configuration) -> Void = { _ in }) throws {
+            simulator = try AppleIDSimulator()
+            try simulator.start()
+            folder = NSTemporaryDirectory() + "siwa-app-" + UUID().uuidString
+            var configuration = Configuration()
+            configuration.listen = ListenAddress(host: "127.0.0.1", port: 0)
+            configuration.database = folder + "/data/siwa.sqlite3"
+            configuration.threads = 2
+            configuration.logFormat = .json
+            configuration.appleBaseURL = simulator.baseURL
+            // The simulator's developer key stands in for the team's Sign in with Apple key.
+            configuration.teamID = simulator.teamID
+            configuration.keyID = simulator.keyID
+            configuration.privateKeyPEM = simulator.developerKeyPEM
+            configure(&configuration)
+            let lines = self.lines
+            sink = LogSink(writer: { bytes in lines.append(bytes) })
+            application = try Application(configuration: configuration, accessLogSink: sink)
+            try application.start()
+        }
+
+        func get(_ path: String, headers: [String: String] = [:]) async throws -> (status: Int, headers: [String: String], body: String) {
+            try await HTTPGet.run(port: application.port, path: path, headers: headers)
+        }
+
+        /// Polls `/readyz` until it answers 200 (Apple's keys load in the background).
+        func waitUntilReady() async throws -> (status: Int, headers: [String: String], body: String) {
+            var last = try await get("/readyz")
+            for _ in 0..<2400 where last.status != 200 {
+                try await Task.sleep(for: .milliseconds(25))
+                last = try await get("/readyz")
+            }
+            return last
+        }
+
+        func stop() async {
+            await application.stop()
+            await simulator.stop()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
+
+    @Test func healthzAnswersOK() async throws {
+        let harness = try Harness()
+        let response = try await harness.get("/healthz")
+        #expect(response.status == 200)
+        #expect(response.body == #"{"status":"ok"}"#)
+        #expect(response.headers["content-type"] == "application/json")
+        await harness.stop()
+    }
+
+    @Test func readyzIsReadyOnceTheDatabaseAnswersAndKeysAreLoaded() async throws {
+        let harness = try Harness()
+        let response = try await harness.waitUntilReady()
+        #expect(response.status == 200)
+        #expect(response.body == #"{"status":"ready"}"#)
+        await harness.stop()
+    }
+
+    @Test func readyzNamesTheKeysWhileAppleCannotBeReached() async throws {
+        // Port 1 on loopback: nothing listens, so the fetch fails at once, offline.
+        let harness = try Harness { $0.appleBaseURL = "http://127.0.0.1:1" }
+        var metrics = try await harness.get("/metrics").body
+        for _ in 0..<2400 where !metrics.contains("siwa_jwks_refreshes_total{") {
+            try await Task.sleep(for: .milliseconds(25))
+            metrics = try await harness.get("/metrics").body
+        }
+        let response = try await harness.get("/readyz")
+        #expect(response.status == 503)
+        #expect(response.body == #"{"status":"not_ready","reasons":["keys"]}"#)
+        #expect(metrics.contains(#"siwa_jwks_refreshes_total{outcome="unavailable"}"#))
+        #expect(metrics.contains(#"siwa_apple_requests_total{endpoint="keys",outcome="unavailable"}"#))
+        await harness.stop()
+    }
+
+    @Test func keysPersistedFromAnEarlierRunMakeTheServerReadyWhileAppleIsDown() async throws {
+        let first = try Harness()
+        _ = try await first.waitUntilReady()
+        let database = first.application.configuration.database
+        await first.application.stop()
+        await first.simulator.stop()
+
+        var configuration = first.application.configuration
+        configuration.appleBaseURL = "http://127.0.0.1:1"
+        configuration.database = database
+        let second = try Application(configuration: configuration, accessLogSink: first.sink)
+        try second.start()
+        let response = try await HTTPGet.run(port: second.port, path: "/readyz")
+        #expect(response.status == 200, "\(response.body)")
+        await second.stop()
+        try? FileManager.default.removeItem(atPath: first.folder)
+    }
+
+    @Test func theDatabaseIsCreatedAndMigratedAtStart() async throws {
+        let harness = try Harness()
+        #expect(FileManager.default.fileExists(atPath: harness.folder + "/data/siwa.sqlite3"))
+        await harness.stop()
+    }
+
+    @Test func metricsCountRequestsByRouteMethodAndStatus() async throws {
+        let harness = try Harness()
+        _ = try await harness.get("/healthz")
+        _ = try await harness.get("/healthz")
+        _ = try await harness.get("/no/such/path?code=secret-code")
+        let metrics = try await harness.get("/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        #expect(metrics.body.contains(#"siwa_http_requests_total{route="/healthz",method="GET",status="200"} 2"#))
+        #expect(metrics.body.contains(#"siwa_http_requests_total{route="unmatched",method="GET",status="404"} 1"#))
+        #expect(metrics.body.contains(#"siwa_http_request_duration_seconds_count{route="/healthz"} 2"#))
+        #expect(metrics.body.contains(#"siwa_http_request_duration_seconds_bucket{route="/healthz",le="+Inf"} 2"#))
+        // Paths never become labels, so neither do the secrets a path may carry.
+        #expect(!metrics.body.contains("secret-code") && !metrics.body.contains("/no/such/path"))
+        await harness.stop()
+    }
+
+    @Test func eachRequestWritesOneJSONAccessLine() async throws {
+        let harness = try Harness()
+        _ = try await harness.get("/healthz?token=abc123", headers: ["X-Request-Id": "access-1", "Authorization": "Bearer topsecret"])
+        harness.sink.flush()
+        let line = try #require(harness.lines.all.first { $0.contains("access-1") })
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["level"] as? String == "info")
+        #expect(object["message"] as? String == "request")
+        #expect(object["time"] as? String != nil)
+        #expect(object["path"] as? String == "/healthz")
+        #expect(object["route"] as? String == "/healthz")
+        #expect(object["status"] as? Int == 200)
+        #expect(object["client"] as? String == "127.0.0.1")
+        #expect(!line.contains("abc123") && !line.contains("topsecret"))
+        await harness.stop()
+    }
+
+    @Test func forwardedForIsBelievedOnlyFromTrustedProxies() async throws {
+        let untrusted = try Harness()
+        _ = try await untrusted.get("/healthz", headers: ["X-Forwarded-For": "203.0.113.9", "X-Request-Id": "xff-untrusted"])
+        untrusted.sink.flush()
+        #expect(untrusted.lines.all.first { $0.contains("xff-untrusted") }?.contains(#""client":"127.0.0.1""#) == true)
+        await untrusted.stop()
+
+        let trusted = try Harness { $0.trustedProxies = try! CIDRSet(cidrs: ["127.0.0.0/8"]) }
+        _ = try await trusted.get("/healthz", headers: ["X-Forwarded-For": "198.51.100.7, 203.0.113.9", "X-Request-Id": "xff-trusted"])
+        trusted.sink.flush()
+        #expect(trusted.lines.all.first { $0.contains("xff-trusted") }?.contains(#""client":"203.0.113.9""#) == true)
+        await trusted.stop()
+    }
+
+    @Test func logLevelAboveInfoSilencesTheAccessLog() async throws {
+        let harness = try Harness { $0.logLevel = .warning }
+        _ = try await harness.get("/healthz", headers: ["X-Request-Id": "quiet-1"])
+        harness.sink.flush()
+        #expect(!harness.lines.all.contains { $0.contains("quiet-1") })
+        await harness.stop()
+    }
+
+    @Test func bodiesOverMaxBodyBytesAre413() async throws {
+        let harness = try Harness { $0.maxBodyBytes = 64 }
+        let response = try await HTTPGet.raw(
+            port: harness.application.port,
+            "POST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 65\r\n\r\n" + String(repeating: "x", count: 65))
+        #expect(response.hasPrefix("HTTP/1.1 413 "))
+        #expect(response.contains(#"{"error":"payload_too_large""#))
+        await harness.stop()
+    }
+}
+
+@Suite struct ClientAddressTests {
+    let proxies = try! CIDRSet(cidrs: ["10.0.0.0/8", "::1"])
+
+    @Test func untrustedPeersAreTakenAtTheirWord() {
+        #expect(ClientAddress.resolve(peer: "198.51.100.1", forwardedFor: "1.2.3.4", trusted: proxies) == "198.51.100.1")
+        #expect(ClientAddress.resolve(peer: "10.0.0.1", forwardedFor: nil, trusted: proxies) == "10.0.0.1")
+        #expect(ClientAddress.resolve(peer: "10.0.0.1", forwardedFor: "1.2.3.4", trusted: CIDRSet()) == "10.0.0.1")
+    }
+
+    @Test func theRightmostUntrustedHopIsTheClient() {
+        #expect(ClientAddress.resolve(peer: "10.0.0.1", forwardedFor: "6.6.6.6, 1.2.3.4, 10.0.0.2", trusted: proxies) == "1.2.3.4")
+        #expect(ClientAddress.resolve(peer: "::1", forwardedFor: "2001:db8::1", trusted: proxies) == "2001:db8::1")
+    }
+
+    @Test func garbageInTheHeaderStopsTheWalk() {
+        #expect(ClientAddress.resolve(peer: "10.0.0.1", forwardedFor: "1.2.3.4, not-an-ip", trusted: proxies) == "10.0.0.1")
+    }
+}
+
+@Suite struct AccessLogLineTests {
+    @Test func formatsNumbersWithoutFoundation() {
+        var bytes: [UInt8] = []
+        AccessLogLine.appendMilliseconds(0.0012345, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "1.235")
+        bytes = []
+        AccessLogLine.appendInteger(-305, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "-305")
+    }
+
+    @Test func textLinesNameTheRequest() {
+        let record = AccessRecord(
+            method: "GET", path: "/a\nb", route: nil, status: 404, requestBytes: 0, responseBytes: 10,
+            durationSeconds: 0.002, requestID: "r1", remoteAddress: "127.0.0.1", forwardedFor: nil)
+        let line = String(decoding: AccessLogLine.make(record, client: "127.0.0.1", format: .text, time: .init(seconds: 0, milliseconds: 5)), as: UTF8.self)
+        #expect(line == #"1970-01-01T00:00:00.005Z info siwa.access: request request_id=r1 method=GET path=/a\nb route=unmatched status=404 duration_ms=2.000 client=127.0.0.1"#)
+    }
+}
+
+@Suite struct PrometheusTextTests {
+    @Test func histogramsAreCumulative() {
+        var histogram = Histogram(bounds: [0.1, 1])
+        histogram.observe(0.05)
+        histogram.observe(0.5)
+        histogram.observe(5)
+        var output = ""
+        histogram.render(name: "h", labels: #"route="/x""#, into: &output)
+        #expect(output == """
+            h_bucket{route="/x",le="0.1"} 1
+            h_bucket{route="/x",le="1"} 2
+            h_bucket{route="/x",le="+Inf"} 3
+            h_sum{route="/x"} 5.55
+            h_count{route="/x"} 3
+
+            """)
+    }
+
+    @Test func labelValuesAreEscaped() {
+        #expect(PrometheusText.labels(["a": "x\"y\\z\nw"]) == #"a="x\"y\\z\nw""#)
+    }
+}
+
+/// Collects the lines a `LogSink` writes.
+final class LinesCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var text = ""
+
+    func append(_ bytes: [UInt8]) {
+        lock.lock()
+        text += String(decoding: bytes, as: UTF8.self)
+        lock.unlock()
+    }
+
+    var all: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return text.split(separator: "\n").map(String.init)
+    }
+}

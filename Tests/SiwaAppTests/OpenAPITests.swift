@@ -1,0 +1,75 @@
+import JSON
+import Testing
+@testable import SiwaApp
+
+/// `GET /openapi.json` stays true: valid JSON, every route served is described and every
+/// described route is served, and every `$ref` resolves.
+@Suite struct OpenAPITests {
+    static let methods = ["get", "post", "put", "patch", "delete"]
+
+    static func document() throws -> JSONObject {
+        try #require(try JSONParser.parse(OpenAPIDocument.json).object)
+    }
+
+    @Test func theServedDocumentIsOpenAPI31() async throws {
+        let harness = try ApplicationTests.Harness()
+        let reply = try await harness.get("/openapi.json")
+        #expect(reply.status == 200)
+        #expect(reply.headers["content-type"] == "application/json")
+        let served = try #require(try JSONParser.parse(reply.body).object)
+        #expect(served["openapi"]?.string == "3.1.0")
+        #expect(served == (try Self.document()))
+        await harness.stop()
+    }
+
+    @Test func everyRouteIsDescribedAndEveryDescribedRouteExists() async throws {
+        let harness = try ApplicationTests.Harness()
+        let served = Set(harness.application.routes.map { "\($0.method) \($0.pattern)" })
+        await harness.stop()
+        let paths = try #require(try Self.document()["paths"]?.object)
+        var described: Set<String> = []
+        for (path, item) in paths {
+            for method in Self.methods where item.object?[method] != nil {
+                described.insert("\(method.uppercased()) \(path)")
+            }
+        }
+        #expect(served.subtracting(described).sorted() == [], "served but not described")
+        #expect(described.subtracting(served).sorted() == [], "described but not served")
+        #expect(served.count > 10)
+    }
+
+    @Test func everyReferenceResolves() throws {
+        let document = try Self.document()
+        var references: [String] = []
+        func collect(_ value: JSONValue) {
+            if let object = value.object {
+                for (key, member) in object {
+                    if key == "$ref", let target = member.string { references.append(target) } else { collect(member) }
+                }
+            } else if let array = value.array {
+                array.forEach(collect)
+            }
+        }
+        collect(.object(document))
+        #expect(!references.isEmpty)
+        for reference in Set(references) {
+            var node: JSONValue? = .object(document)
+            for part in reference.dropFirst(2).split(separator: "/") { node = node?.object?[String(part)] }
+            #expect(node != nil, "\(reference) does not resolve")
+        }
+    }
+
+    @Test func everyOperationHasAnIDAndResponses() throws {
+        let paths = try #require(try Self.document()["paths"]?.object)
+        var ids: [String] = []
+        for (path, item) in paths {
+            for method in Self.methods {
+                guard let operation = item.object?[method]?.object else { continue }
+                let id = try #require(operation["operationId"]?.string, "\(method) \(path)")
+                ids.append(id)
+                #expect(!(operation["responses"]?.object?.isEmpty ?? true), "\(method) \(path)")
+            }
+        }
+        #expect(Set(ids).count == ids.count)
+    }
+}

@@ -1,0 +1,77 @@
+import OpenSSLCrypto
+import SQLite
+import Store
+import Testing
+
+@Suite struct AppleTokenVaultTests {
+    private let key = [UInt8](repeating: 0x42, count: 32)
+
+    @Test func storesSealedAndLoadsBack() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database)
+            let vault = try AppleTokenVault(database: database, key: key)
+            try await vault.store(userID: userID, clientID: "com.example.app", refreshToken: "r.secret", accessToken: "a.secret", now: 10)
+
+            let tokens = try #require(try vault.load(userID: userID))
+            #expect(tokens == AppleTokens(clientID: "com.example.app", refreshToken: "r.secret", accessToken: "a.secret", updatedAt: 10))
+            // At rest the tokens are not in clear.
+            let row = try #require(try database.read { try $0.queryOne("SELECT refresh_token, access_token FROM apple_tokens") })
+            let sealed = try row.blob("refresh_token")
+            #expect(!String(decoding: sealed, as: UTF8.self).contains("r.secret"))
+            #expect(sealed.count == 12 + "r.secret".utf8.count + 16)
+
+            // A refresh grant's answer (no refresh token) keeps the stored one.
+            try await vault.store(userID: userID, clientID: "com.example.app", refreshToken: nil, accessToken: "a.2", now: 20)
+            #expect(try vault.load(userID: userID)?.refreshToken == "r.secret")
+            #expect(try vault.load(userID: userID)?.accessToken == "a.2")
+
+            // Readable inside a write transaction too (account deletion queues the tokens).
+            let inWrite = try await database.write { try vault.load(userID: userID, in: $0) }
+            #expect(inWrite?.accessToken == "a.2")
+
+            #expect(try await vault.drop(userID: userID))
+            #expect(try vault.load(userID: userID) == nil)
+            #expect(try await vault.drop(userID: userID) == false)
+        }
+    }
+
+    @Test func aRowCopiedToAnotherUserDoesNotOpen() async throws {
+        try await withDatabase { database in
+            let ada = try await makeUser(database, sub: "ada")
+            let eve = try await makeUser(database, sub: "eve")
+            let vault = try AppleTokenVault(database: database, key: key)
+            try await vault.store(userID: ada, clientID: "c", refreshToken: "ada-refresh", accessToken: "ada-access", now: 1)
+            try await database.write { connection in
+                try connection.run(
+                    """
+                    INSERT INTO apple_tokens(user_id, client_id, refresh_token, access_token, updated_at)
+                    SELECT ?, client_id, refresh_token, access_token, updated_at FROM apple_tokens WHERE user_id = ?
+                    """,
+                    [.text(eve), .text(ada)]
+                )
+            }
+            #expect(throws: CryptoError.self) { try vault.load(userID: eve) }
+            #expect(try vault.load(userID: ada)?.refreshToken == "ada-refresh")
+        }
+    }
+
+    @Test func swappedColumnsDoNotOpen() async throws {
+        try await withDatabase { database in
+            let ada = try await makeUser(database)
+            let vault = try AppleTokenVault(database: database, key: key)
+            try await vault.store(userID: ada, clientID: "c", refreshToken: "refresh", accessToken: "access", now: 1)
+            try await database.write { try $0.run("UPDATE apple_tokens SET access_token = refresh_token") }
+            #expect(throws: CryptoError.self) { try vault.load(userID: ada) }
+        }
+    }
+
+    @Test func anotherKeyDoesNotOpen() async throws {
+        try await withDatabase { database in
+            let ada = try await makeUser(database)
+            try await AppleTokenVault(database: database, key: key)
+                .store(userID: ada, clientID: "c", refreshToken: "refresh", accessToken: nil, now: 1)
+            let other = try AppleTokenVault(database: database, key: [UInt8](repeating: 0x43, count: 32))
+            #expect(throws: CryptoError.self) { try other.load(userID: ada) }
+        }
+    }
+}

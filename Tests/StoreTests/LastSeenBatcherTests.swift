@@ -1,0 +1,105 @@
+import SQLite
+import Store
+import Testing
+
+@Suite struct LastSeenBatcherTests {
+    private func lastSeen(_ database: Database, _ id: String) throws -> Int64? {
+        try database.read { try $0.queryOne("SELECT last_seen_at FROM sessions WHERE id = ?", [.text(id)])?.int64(0) }
+    }
+
+    @Test func manyTouchesWriteOnce() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database)
+            let store = SessionStore(database: database)
+            var ids: [String] = []
+            for _ in 0..<5 {
+                ids.append(try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 100_000).record.id)
+            }
+            let batcher = LastSeenBatcher(database: database, interval: 60, now: 1_000)
+
+            // 100 touches inside one interval: nothing written yet.
+            for step in 0..<100 {
+                try await batcher.touch(ids[step % 5], at: 1_000 + Int64(step % 50))
+            }
+            #expect(batcher.flushCount == 0)
+            #expect(batcher.pendingCount == 5)
+            #expect(try lastSeen(database, ids[0]) == 1_000)
+
+            // The first touch after the interval flushes everything, in one write.
+            try await batcher.touch(ids[0], at: 1_060)
+            #expect(batcher.flushCount == 1)
+            #expect(batcher.pendingCount == 0)
+            #expect(try lastSeen(database, ids[0]) == 1_060)
+            #expect(try lastSeen(database, ids[4]) == 1_049)
+
+            // Next touch within the new interval waits again.
+            try await batcher.touch(ids[1], at: 1_061)
+            #expect(batcher.flushCount == 1)
+            #expect(try await batcher.flush(now: 1_062) == 1)
+            #expect(batcher.flushCount == 2)
+            #expect(try lastSeen(database, ids[1]) == 1_061)
+            // Nothing pending: no write.
+            #expect(try await batcher.flush(now: 1_063) == 0)
+            #expect(batcher.flushCount == 2)
+        }
+    }
+
+    @Test func flushKeepsIdleSessionsAliveAndNeverMovesBack() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database)
+            let store = SessionStore(database: database)
+            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 100_000)
+            let batcher = LastSeenBatcher(database: database, interval: 10, now: 1_000)
+            batcher.record(session.record.id, at: 1_500)
+            try await batcher.flush(now: 1_500)
+            #expect(try store.authenticate(token: session.token, now: 2_000, idleTTL: 600) != nil)
+            // A late-arriving older touch does not move last_seen_at back.
+            batcher.record(session.record.id, at: 1_200)
+            try await batcher.flush(now: 1_501)
+            #expect(try lastSeen(database, session.record.id) == 1_500)
+            // An ended session stays ended.
+            #expect(try await store.end(id: session.record.id, userID: userID))
+            batcher.record(session.record.id, at: 1_600)
+            try await batcher.flush(now: 1_600)
+            #expect(try lastSeen(database, session.record.id) == nil)
+        }
+    }
+
+    @Test func intervalMeetsTheSpecBound() {
+        #expect(LastSeenBatcher.interval(idleTTL: 7 * 86_400) == 60)
+        #expect(LastSeenBatcher.interval(idleTTL: 3_000) == 30)
+        #expect(LastSeenBatcher.interval(idleTTL: 50) == 1)
+    }
+}
+
+@Suite struct LastSeenBatcherConcurrencyTests {
+    @Test func concurrentTouchesLoseNothingAndFlushOnce() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database)
+            let store = SessionStore(database: database)
+            var ids: [String] = []
+            for _ in 0..<8 {
+                ids.append(try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 100_000).record.id)
+            }
+            let batcher = LastSeenBatcher(database: database, interval: 60, now: 1_000)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, id) in ids.enumerated() {
+                    group.addTask {
+                        for step in 0..<50 { batcher.record(id, at: 1_000 + Int64(index * 10 + step % 5)) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(batcher.pendingCount == 8)
+            async let first = batcher.flush(now: 1_100)
+            async let second = batcher.flush(now: 1_100)
+            let written = try await first + second
+            #expect(written == 8)
+            #expect(batcher.flushCount == 1)
+            for (index, id) in ids.enumerated() {
+                let seen = try database.read { try $0.queryOne("SELECT last_seen_at FROM sessions WHERE id = ?", [.text(id)])?.int64(0) }
+                #expect(seen == 1_000 + Int64(index * 10 + 4))
+            }
+        }
+    }
+}

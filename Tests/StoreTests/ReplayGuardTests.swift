@@ -1,0 +1,72 @@
+import OpenSSLCrypto
+import SQLite
+import Store
+import Testing
+
+@Suite struct ReplayGuardTests {
+    @Test func aTokenIsRefusedTheSecondTime() async throws {
+        try await withDatabase { database in
+            let hash = SHA256.hash("eyJ.identity.token")
+            try await database.write { try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: $0) }
+            #expect(try ReplayGuard(database: database).isUsed(hash))
+            await #expect(throws: ReplayError.tokenAlreadyUsed) {
+                try await database.write { try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: $0) }
+            }
+            // Another token is fine.
+            try await database.write { try ReplayGuard.recordUsedToken(SHA256.hash("other"), expiresAt: 2_000, in: $0) }
+        }
+    }
+
+    @Test func aReplayRollsBackTheWholeSignIn() async throws {
+        try await withDatabase { database in
+            let hash = SHA256.hash("token")
+            try await database.write { try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: $0) }
+            await #expect(throws: ReplayError.tokenAlreadyUsed) {
+                try await database.write { connection in
+                    let user = try UserStore.upsertOnSignIn(in: connection, identity: VerifiedIdentity(appleSub: "s"), profile: nil, now: 1).user
+                    _ = try SessionStore.create(in: connection, userID: user.id, deviceName: nil, now: 1, ttl: 10)
+                    try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: connection)
+                }
+            }
+            #expect(try UserStore(database: database).user(appleSub: "s") == nil)
+            let sessions = try database.read { try $0.queryOne("SELECT count(*) FROM sessions")?.int(0) }
+            #expect(sessions == 0)
+        }
+    }
+
+    @Test func aNonceIsUsedOnceAndOnlyWithinTenMinutes() async throws {
+        try await withDatabase { database in
+            let guard_ = ReplayGuard(database: database)
+            let nonce = try await guard_.issueNonce(now: 1_000)
+            #expect(nonce.expiresAt == 1_600)
+            #expect(nonce.value.count == 43)
+            // Only its hash is stored.
+            let stored = try database.read { try $0.queryOne("SELECT nonce_hash FROM issued_nonces")?.blob(0) }
+            #expect(stored == SHA256.hash(nonce.value))
+
+            #expect(try await guard_.consumeNonce(nonce.value, now: 1_100) == .consumed)
+            #expect(try await guard_.consumeNonce(nonce.value, now: 1_101) == .alreadyUsed)
+
+            let late = try await guard_.issueNonce(now: 1_000)
+            #expect(try await guard_.consumeNonce(late.value, now: 1_600) == .expired)
+            #expect(try await guard_.consumeNonce("client-made", now: 1_100) == .notIssued)
+        }
+    }
+
+    @Test func pruneRemovesOnlyExpiredRows() async throws {
+        try await withDatabase { database in
+            let guard_ = ReplayGuard(database: database)
+            try await database.write { connection in
+                try ReplayGuard.recordUsedToken(SHA256.hash("old"), expiresAt: 1_000, in: connection)
+                try ReplayGuard.recordUsedToken(SHA256.hash("new"), expiresAt: 3_000, in: connection)
+            }
+            let old = try await guard_.issueNonce(now: 0)
+            let fresh = try await guard_.issueNonce(now: 1_900)
+            #expect(try await guard_.prune(now: 2_000) == 2)
+            #expect(try guard_.isUsed(SHA256.hash("new")))
+            #expect(try !guard_.isUsed(SHA256.hash("old")))
+            #expect(try await guard_.consumeNonce(old.value, now: 2_000) == .notIssued)
+            #expect(try await guard_.consumeNonce(fresh.value, now: 2_000) == .consumed)
+        }
+    }
+}

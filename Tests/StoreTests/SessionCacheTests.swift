@@ -1,0 +1,95 @@
+import Foundation
+import SQLite
+@testable import Store
+import Testing
+
+/// `SessionStore(caching: true)`: repeated authentication is served from memory, and every
+/// change to the session or its user, by any write path, is seen by the very next call.
+@Suite struct SessionCacheTests {
+    @Test func aSecondAuthenticationIsServedFromMemory() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database)
+            let store = SessionStore(database: database, caching: true)
+            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            #expect(store.cachedCount == 0)
+            #expect(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600) != nil)
+            #expect(store.cachedCount == 1)
+            #expect(try store.authenticate(token: session.token, now: 1_002, idleTTL: 600)?.0 == session.record)
+            // Unknown tokens are never cached (they cost a read each, as before).
+            _ = try store.authenticate(token: encodeBase64URL([UInt8](repeating: 7, count: 32)), now: 1_002, idleTTL: 600)
+            #expect(store.cachedCount == 1)
+        }
+    }
+
+    @Test func expiryAndIdlenessAreCheckedOnEveryHit() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database)
+            let store = SessionStore(database: database, caching: true)
+            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            #expect(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600) != nil)
+            #expect(try store.authenticate(token: session.token, now: 1_600, idleTTL: 600) == nil)
+            #expect(try store.authenticate(token: session.token, now: 4_600, idleTTL: 100_000) == nil)
+        }
+    }
+
+    @Test func endingTheSessionAnywhereIsSeenAtOnce() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database)
+            let cached = SessionStore(database: database, caching: true)
+            let other = SessionStore(database: database)
+            let first = try await cached.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            let second = try await cached.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            #expect(try cached.authenticate(token: first.token, now: 1_001, idleTTL: 600) != nil)
+            #expect(try cached.authenticate(token: second.token, now: 1_001, idleTTL: 600) != nil)
+            #expect(try await other.end(id: first.record.id, userID: userID))
+            #expect(try cached.authenticate(token: first.token, now: 1_002, idleTTL: 600) == nil)
+            // Deleting the user removes its sessions by cascade; the user row's change is enough.
+            #expect(try await UserStore(database: database).delete(userID: userID))
+            #expect(try cached.authenticate(token: second.token, now: 1_002, idleTTL: 600) == nil)
+        }
+    }
+
+    @Test func aChangedUserIsReadAfresh() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database, sub: "sub-1")
+            let store = SessionStore(database: database, caching: true)
+            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            #expect(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600)?.1.emailForwarding == nil)
+            try await database.write { connection in
+                _ = try connection.run("UPDATE users SET email = 'a@privaterelay.appleid.com', is_private_email = 1, email_forwarding = 'enabled' WHERE id = ?", [.text(userID)])
+            }
+            #expect(try await UserStore(database: database).setEmailForwarding(appleSub: "sub-1", enabled: false, now: 1_002))
+            #expect(try store.authenticate(token: session.token, now: 1_003, idleTTL: 600)?.1.emailForwarding == .disabled)
+        }
+    }
+
+    /// Readers race a writer that keeps changing the user; once a write has returned, no
+    /// reader may see what was there before it.
+    @Test func noReadAfterAWriteSeesTheOldRow() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database, sub: "sub-race")
+            let store = SessionStore(database: database, caching: true)
+            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 1_000_000)
+            let stop = ManagedFlag()
+            let readers = (0..<2).map { _ in
+                Thread { while !stop.isSet { _ = try? store.authenticate(token: session.token, now: 1_001, idleTTL: 1_000_000) } }
+            }
+            readers.forEach { $0.start() }
+            for round in 0..<300 {
+                let name = "n\(round)"
+                try await database.write { _ = try $0.run("UPDATE users SET given_name = ? WHERE id = ?", [.text(name), .text(userID)]) }
+                let seen = try store.authenticate(token: session.token, now: 1_001, idleTTL: 1_000_000)?.1.givenName
+                #expect(seen == name)
+                if seen != name { break }
+            }
+            stop.set()
+        }
+    }
+}
+
+final class ManagedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}

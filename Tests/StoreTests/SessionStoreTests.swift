@@ -1,0 +1,151 @@
+import Foundation
+import OpenSSLCrypto
+import SQLite
+@testable import Store
+import Testing
+
+@Suite struct SessionStoreTests {
+    @Test func storesOnlyTheTokensHash() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database)
+            let session = try await SessionStore(database: database).create(userID: userID, deviceName: "Ada's iPhone", now: 1_000, ttl: 3_600)
+            #expect(session.token.count == 43)
+            #expect(session.record.id.hasPrefix("ses_"))
+            #expect(session.record.expiresAt == 4_600 && session.record.deviceName == "Ada's iPhone")
+
+            let row = try #require(try database.read { try $0.queryOne("SELECT * FROM sessions WHERE id = ?", [.text(session.record.id)]) })
+            let stored = try row.blob("token_hash")
+            #expect(stored.count == 32)
+            #expect(stored != Array(session.token.utf8))
+            // No column holds the token in any form.
+            for index in 0..<row.count {
+                if case .text(let text) = row[index] { #expect(!text.contains(session.token)) }
+            }
+            // The hash is of the token's 32 decoded bytes.
+            let raw = try #require(decodeBase64URL(session.token))
+            #expect(raw.count == 32 && stored == SHA256.hash(raw))
+        }
+    }
+
+    @Test func authenticateFindsTheSessionAndItsUser() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database)
+            let store = SessionStore(database: database)
+            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            let (record, user) = try #require(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600))
+            #expect(record == session.record)
+            #expect(user.id == userID)
+        }
+    }
+
+    @Test func authenticateRefusesUnknownExpiredAndIdleSessions() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database)
+            let store = SessionStore(database: database)
+            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+
+            // Unknown: a well-formed token never issued, and text that is no token at all.
+            let other = encodeBase64URL(SecureRandom.bytes(32))
+            #expect(try store.authenticate(token: other, now: 1_001, idleTTL: 600) == nil)
+            #expect(try store.authenticate(token: "", now: 1_001, idleTTL: 600) == nil)
+            #expect(try store.authenticate(token: session.token + "A", now: 1_001, idleTTL: 600) == nil)
+
+            // Idle: last seen at 1000, idle TTL 600.
+            #expect(try store.authenticate(token: session.token, now: 1_599, idleTTL: 600) != nil)
+            #expect(try store.authenticate(token: session.token, now: 1_600, idleTTL: 600) == nil)
+
+            // Absolute expiry holds even for a session in constant use.
+            #expect(try store.authenticate(token: session.token, now: 4_599, idleTTL: 100_000) != nil)
+            #expect(try store.authenticate(token: session.token, now: 4_600, idleTTL: 100_000) == nil)
+        }
+    }
+
+    @Test func oneUserCannotEndAnothersSession() async throws {
+        try await withDatabase { database in
+            let ada = try await makeUser(database, sub: "ada")
+            let eve = try await makeUser(database, sub: "eve")
+            let store = SessionStore(database: database)
+            let adas = try await store.create(userID: ada, deviceName: nil, now: 1_000, ttl: 3_600)
+
+            #expect(try await store.end(id: adas.record.id, userID: eve) == false)
+            #expect(try store.authenticate(token: adas.token, now: 1_001, idleTTL: 600) != nil)
+            #expect(try await store.end(id: adas.record.id, userID: ada))
+            #expect(try store.authenticate(token: adas.token, now: 1_001, idleTTL: 600) == nil)
+            // Already ended, and unknown: both false (404).
+            #expect(try await store.end(id: adas.record.id, userID: ada) == false)
+            #expect(try await store.end(id: "ses_nope", userID: ada) == false)
+        }
+    }
+
+    @Test func listAndEndAllAreScopedToTheUser() async throws {
+        try await withDatabase { database in
+            let ada = try await makeUser(database, sub: "ada")
+            let eve = try await makeUser(database, sub: "eve")
+            let store = SessionStore(database: database)
+            let first = try await store.create(userID: ada, deviceName: "a", now: 1_000, ttl: 3_600)
+            let second = try await store.create(userID: ada, deviceName: "b", now: 1_100, ttl: 3_600)
+            _ = try await store.create(userID: ada, deviceName: "short", now: 1_000, ttl: 10)
+            let eves = try await store.create(userID: eve, deviceName: nil, now: 1_000, ttl: 3_600)
+
+            #expect(try store.list(userID: ada, now: 1_200).map(\.id) == [second.record.id, first.record.id])
+            #expect(try store.list(userID: ada, now: 1_200, idleTTL: 150).map(\.id) == [second.record.id])
+            #expect(try await store.endAll(userID: ada) == 3)
+            #expect(try store.list(userID: ada, now: 1_200).isEmpty)
+            #expect(try store.authenticate(token: eves.token, now: 1_200, idleTTL: 600) != nil)
+        }
+    }
+
+    @Test func pruneDeletesOnlyExpiredSessions() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database)
+            let store = SessionStore(database: database)
+            _ = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 10)
+            _ = try await store.create(userID: userID, deviceName: nil, now: 500, ttl: 3_600)
+            let live = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            #expect(try await store.pruneExpired(now: 1_100, idleTTL: 300) == 2)
+            #expect(try store.list(userID: userID, now: 1_100).map(\.id) == [live.record.id])
+        }
+    }
+}
+
+@Suite struct Base64URLTests {
+    @Test func roundTripsEveryLengthAndMatchesFoundation() {
+        for length in 0..<40 {
+            let bytes = SecureRandom.bytes(length)
+            let text = Base64URL.encode(bytes)
+            #expect(text == encodeBase64URL(bytes))
+            #expect(Base64URL.decode(text) == bytes)
+        }
+        #expect(Base64URL.decode("A") == nil)
+        #expect(Base64URL.decode("AB=") == nil)
+        #expect(Base64URL.decode("AA") == [0])
+        #expect(Base64URL.decode("AB") == nil, "non-zero padding bits are not canonical")
+    }
+}
+
+/// Test-side base64url decoding, independent of the module's.
+func decodeBase64URL(_ text: String) -> [UInt8]? {
+    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    while base64.count % 4 != 0 { base64 += "=" }
+    return Data(base64Encoded: base64).map(Array.init)
+}
+
+func encodeBase64URL(_ bytes: [UInt8]) -> String {
+    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        .replacingOccurrences(of: "=", with: "")
+}
+
+@Suite struct SessionQueryPlanTests {
+    /// Authentication runs on every request: it must be two index lookups, never a scan.
+    @Test func authenticateUsesIndexesOnly() async throws {
+        try await withDatabase { database in
+            let plan = try database.read { connection in
+                try connection.query("EXPLAIN QUERY PLAN " + SessionStore.authenticateSQL, [.blob([0])])
+                    .map { try $0.string("detail") }
+            }
+            #expect(plan.count == 2)
+            #expect(plan.allSatisfy { $0.hasPrefix("SEARCH") }, "\(plan)")
+            #expect(plan.contains { $0.contains("token_hash") }, "\(plan)")
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import SQLite
+import Store
+import Testing
+
+@Suite struct UserStoreTests {
+    @Test func creationTakesTheTokenEmailOverTheUserObjectAndKeepsTheName() async throws {
+        try await withDatabase { database in
+            let identity = VerifiedIdentity(
+                appleSub: "sub-1", email: "x@privaterelay.appleid.com", emailVerified: true, isPrivateEmail: true,
+                realUserStatus: .likelyReal
+            )
+            let profile = ClientProfile(givenName: "Ada", familyName: "Lovelace", email: "ada@example.com")
+            let (user, created) = try await database.write {
+                try UserStore.upsertOnSignIn(in: $0, identity: identity, profile: profile, now: 100)
+            }
+            #expect(created)
+            #expect(user.id.hasPrefix("usr_") && user.id.count == 4 + 32)
+            #expect(user.email == "x@privaterelay.appleid.com")
+            #expect(user.emailVerified && user.isPrivateEmail)
+            #expect(user.emailForwarding == .enabled)
+            #expect(user.realUserStatus == .likelyReal)
+            #expect(user.givenName == "Ada" && user.familyName == "Lovelace")
+            #expect(user.appleCredential == .authorized)
+            #expect(user.createdAt == 100 && user.updatedAt == 100)
+            #expect(try UserStore(database: database).user(id: user.id) == user)
+            #expect(try UserStore(database: database).user(appleSub: "sub-1") == user)
+        }
+    }
+
+    @Test func anEmailOnlyFromTheUserObjectIsUnverified() async throws {
+        try await withDatabase { database in
+            let (user, _) = try await database.write {
+                try UserStore.upsertOnSignIn(
+                    in: $0, identity: VerifiedIdentity(appleSub: "sub-2"),
+                    profile: ClientProfile(givenName: "Ada", email: "ada@example.com"), now: 100
+                )
+            }
+            #expect(user.email == "ada@example.com")
+            #expect(!user.emailVerified && !user.isPrivateEmail)
+            #expect(user.emailForwarding == nil)
+            #expect(user.familyName == nil)
+            #expect(user.realUserStatus == .unsupported)
+        }
+    }
+
+    @Test func updateKeepsNameAndLetsOnlyTheTokenChangeEmail() async throws {
+        try await withDatabase { database in
+            let first = try await database.write {
+                try UserStore.upsertOnSignIn(
+                    in: $0, identity: VerifiedIdentity(appleSub: "sub-3", email: "a@example.com", emailVerified: true, realUserStatus: .likelyReal),
+                    profile: ClientProfile(givenName: "Ada", familyName: "Lovelace"), now: 100
+                ).user
+            }
+            // The user object on a later sign-in changes nothing; a token without email or
+            // real_user_status keeps the stored ones.
+            let (second, created) = try await database.write {
+                try UserStore.upsertOnSignIn(
+                    in: $0, identity: VerifiedIdentity(appleSub: "sub-3"),
+                    profile: ClientProfile(givenName: "Eve", familyName: "Mallory", email: "eve@example.com"), now: 200
+                )
+            }
+            #expect(!created)
+            #expect(second.id == first.id)
+            #expect(second.givenName == "Ada" && second.familyName == "Lovelace")
+            #expect(second.email == "a@example.com" && second.emailVerified)
+            #expect(second.realUserStatus == .likelyReal)
+            #expect(second.createdAt == 100 && second.updatedAt == 200)
+
+            // A token email always wins.
+            let third = try await database.write {
+                try UserStore.upsertOnSignIn(
+                    in: $0, identity: VerifiedIdentity(appleSub: "sub-3", email: "b@privaterelay.appleid.com", emailVerified: true, isPrivateEmail: true, realUserStatus: .unknown),
+                    profile: nil, now: 300
+                ).user
+            }
+            #expect(third.email == "b@privaterelay.appleid.com" && third.isPrivateEmail && third.emailForwarding == .enabled)
+            #expect(third.realUserStatus == .unknown)
+        }
+    }
+
+    @Test func tokenEmailReplacesAnUnverifiedUserObjectEmail() async throws {
+        try await withDatabase { database in
+            _ = try await database.write {
+                try UserStore.upsertOnSignIn(
+                    in: $0, identity: VerifiedIdentity(appleSub: "sub-4"), profile: ClientProfile(email: "typed@example.com"), now: 1
+                )
+            }
+            let user = try await database.write {
+                try UserStore.upsertOnSignIn(
+                    in: $0, identity: VerifiedIdentity(appleSub: "sub-4", email: "real@example.com", emailVerified: true), profile: nil, now: 2
+                ).user
+            }
+            #expect(user.email == "real@example.com" && user.emailVerified)
+        }
+    }
+
+    @Test func revokedThenSignInRestoresTheSameUser() async throws {
+        try await withDatabase { database in
+            let users = UserStore(database: database)
+            let id = try await makeUser(database, sub: "sub-5")
+            let sessions = SessionStore(database: database)
+            _ = try await sessions.create(userID: id, deviceName: nil, now: 1_000, ttl: 100)
+            let vault = try AppleTokenVault(database: database, key: [UInt8](repeating: 7, count: 32))
+            try await vault.store(userID: id, clientID: "com.example.app", refreshToken: "r", accessToken: "a", now: 1_000)
+
+            #expect(try await users.markRevoked(userID: id, now: 1_001))
+            #expect(try users.user(id: id)?.appleCredential == .revoked)
+            #expect(try sessions.list(userID: id, now: 1_001).isEmpty)
+            #expect(try vault.load(userID: id) == nil)
+            #expect(try await users.markRevoked(userID: id, now: 1_002) == false)
+
+            let (again, created) = try await database.write {
+                try UserStore.upsertOnSignIn(in: $0, identity: VerifiedIdentity(appleSub: "sub-5"), profile: nil, now: 1_003)
+            }
+            #expect(!created && again.id == id && again.appleCredential == .authorized)
+        }
+    }
+
+    @Test func emailForwardingFollowsNotifications() async throws {
+        try await withDatabase { database in
+            let users = UserStore(database: database)
+            _ = try await database.write {
+                try UserStore.upsertOnSignIn(
+                    in: $0, identity: VerifiedIdentity(appleSub: "sub-6", email: "r@privaterelay.appleid.com", emailVerified: true, isPrivateEmail: true),
+                    profile: nil, now: 1
+                )
+            }
+            #expect(try await users.setEmailForwarding(appleSub: "sub-6", enabled: false, now: 2))
+            #expect(try users.user(appleSub: "sub-6")?.emailForwarding == .disabled)
+            #expect(try await users.setEmailForwarding(appleSub: "sub-6", enabled: false, now: 3) == false)
+            #expect(try await users.setEmailForwarding(appleSub: "nobody", enabled: false, now: 3) == false)
+            // A later sign-in with the same relay address keeps the disabled state.
+            let user = try await database.write {
+                try UserStore.upsertOnSignIn(
+                    in: $0, identity: VerifiedIdentity(appleSub: "sub-6", email: "r@privaterelay.appleid.com", emailVerified: true, isPrivateEmail: true),
+                    profile: nil, now: 4
+                ).user
+            }
+            #expect(user.emailForwarding == .disabled)
+            #expect(try await users.setEmailForwarding(appleSub: "sub-6", enabled: true, email: "n@privaterelay.appleid.com", isPrivateEmail: true, now: 5))
+            let enabled = try #require(try users.user(appleSub: "sub-6"))
+            #expect(enabled.emailForwarding == .enabled && enabled.email == "n@privaterelay.appleid.com" && enabled.updatedAt == 5)
+        }
+    }
+
+    @Test func deletionTakesSessionsAndTokensWithIt() async throws {
+        try await withDatabase { database in
+            let users = UserStore(database: database)
+            let id = try await makeUser(database, sub: "sub-7")
+            let session = try await SessionStore(database: database).create(userID: id, deviceName: "phone", now: 1_000, ttl: 100)
+            let vault = try AppleTokenVault(database: database, key: [UInt8](repeating: 1, count: 32))
+            try await vault.store(userID: id, clientID: "c", refreshToken: "r", accessToken: nil, now: 1_000)
+
+            #expect(try await users.delete(userID: id))
+            #expect(try users.user(id: id) == nil)
+            #expect(try SessionStore(database: database).authenticate(token: session.token, now: 1_001, idleTTL: 100) == nil)
+            #expect(try vault.load(userID: id) == nil)
+            #expect(try await users.delete(userID: id) == false)
+
+            // Signing in again later makes a fresh account.
+            let fresh = try await makeUser(database, sub: "sub-7")
+            #expect(fresh != id)
+        }
+    }
+}
