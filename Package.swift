@@ -69,22 +69,23 @@ let package = Package(
         // Measurement tool for Scripts/bench; not shipped.
         .executableTarget(name: "siwa-bench", dependencies: ["JOSE", "JSON", "OpenSSLCrypto", "AppleSimulator"], swiftSettings: strict),
 
-        // Shared by the test targets: child processes without Foundation's Process.
-        .target(name: "TestSupport", dependencies: ["CSystem", "SystemThread"], path: "Tests/TestSupport", swiftSettings: strict),
+        // Shared by the test targets: child processes without Foundation's Process, and a
+        // pool of RSA keys so simulators do not each spend CPU generating their own.
+        .target(name: "TestSupport", dependencies: ["CSystem", "SystemThread", "OpenSSLCrypto", "AppleSimulator"], path: "Tests/TestSupport", swiftSettings: strict),
 
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
         .testTarget(name: "OpenSSLCryptoTests", dependencies: ["OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "COpenSSL", "OpenSSLCrypto"], swiftSettings: strict),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "COpenSSL", "OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TLS", "HTTPServer", "OpenSSLCrypto"], swiftSettings: strict),
-        .testTarget(name: "AppleClientTests", dependencies: ["AppleClient", "AppleSimulator", "HTTPClient", "JOSE", "OpenSSLCrypto"], swiftSettings: strict),
-        .testTarget(name: "AppleSimulatorTests", dependencies: ["AppleSimulator", "HTTPClient", "HTTPServer", "JOSE", "JSON", "OpenSSLCrypto"], swiftSettings: strict),
+        .testTarget(name: "AppleClientTests", dependencies: ["AppleClient", "AppleSimulator", "HTTPClient", "JOSE", "OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "AppleSimulatorTests", dependencies: ["AppleSimulator", "HTTPClient", "HTTPServer", "JOSE", "JSON", "OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "OpenSSLCrypto"], swiftSettings: strict),
         .testTarget(
             name: "SiwaAppTests",
             dependencies: [
-                "SiwaApp", "AppleSimulator", "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JSON", "JOSE",
+                "SiwaApp", "AppleSimulator", "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JSON", "JOSE", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -45,7 +45,7 @@ public final class AppleIDSimulator: Sendable {
         if let saved = try file?.readJSON(SimulatorStore.fileName) {
             (state, savedDeveloperKey) = try SimulatorState.load(saved)
         } else {
-            state = SimulatorState(signingKeys: try SigningKeyRing.generate())
+            state = SimulatorState(signingKeys: try SigningKeyRing.generate(configuration.makeSigningKey))
         }
         let developerKeyFile = "AuthKey_\(configuration.keyID).p8"
         let developerKeyPEM: String
@@ -66,7 +66,7 @@ public final class AppleIDSimulator: Sendable {
         try store.saveNow()
         let context = SimulatorContext(
             teamID: configuration.teamID, keyID: configuration.keyID, developerPublicKey: developerKey.publicKey,
-            clock: configuration.clock, store: store, logger: logger)
+            clock: configuration.clock, makeSigningKey: configuration.makeSigningKey, store: store, logger: logger)
         self.context = context
         // Notifications go to the developer's server; two threads are plenty for a test tool.
         let notifications = NotificationSender(context: context, client: try HTTPClient(configuration: HTTPClientConfiguration(workerThreads: 2)))

@@ -1,4 +1,5 @@
 import Glibc
+import OpenSSLCrypto
 
 /// How an `AppleIDSimulator` runs. Every field has a default that works on a developer's
 /// machine with no setup: loopback, a free port, in-memory state and generated keys.
@@ -18,11 +19,16 @@ public struct SimulatorConfiguration: Sendable {
     public var tls: Bool
     /// Seconds since 1970; tests hold it to expire codes and client secrets.
     public var clock: @Sendable () -> Int64
+    /// Where new RS256 signing keys come from (at start and on every rotation). An RSA-2048
+    /// key costs about a tenth of a second of CPU, so a test suite that starts hundreds of
+    /// simulators hands them out from a small pool instead.
+    public var makeSigningKey: @Sendable () throws -> RSAPrivateKey
 
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, stateDirectory: String? = nil, teamID: String = "SIMTEAM001",
         keyID: String = "SIMKEY0001", developerKeyPEM: String? = nil, tls: Bool = false,
-        clock: @escaping @Sendable () -> Int64 = SimulatorConfiguration.wallClock
+        clock: @escaping @Sendable () -> Int64 = SimulatorConfiguration.wallClock,
+        makeSigningKey: @escaping @Sendable () throws -> RSAPrivateKey = SimulatorConfiguration.generateSigningKey
     ) {
         self.host = host
         self.port = port
@@ -32,6 +38,11 @@ public struct SimulatorConfiguration: Sendable {
         self.developerKeyPEM = developerKeyPEM
         self.tls = tls
         self.clock = clock
+        self.makeSigningKey = makeSigningKey
+    }
+
+    @Sendable public static func generateSigningKey() throws -> RSAPrivateKey {
+        try RSAPrivateKey.generate(bits: 2048)
     }
 
     @Sendable public static func wallClock() -> Int64 {

@@ -1,3 +1,4 @@
+import TestSupport
 import AppleSimulator
 import Glibc
 import HTTPClient
@@ -18,7 +19,7 @@ import Testing
     }
 
     @Test func exchangesANativeCodeAndValidatesTheRefreshToken() async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let api = try api(simulator)
         let code = try simulator.issueCode(sub: Self.sub, clientID: "com.example.app").code
@@ -37,7 +38,7 @@ import Testing
     }
 
     @Test func applesRefusalsAreSortedIntoTheRightErrors() async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let api = try api(simulator)
         let code = try simulator.issueCode(sub: Self.sub, clientID: "com.example.app").code
@@ -63,7 +64,7 @@ import Testing
     }
 
     @Test func aCodeIsSentToAppleAtMostOnceEvenWhenTheAnswerIsLost() async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let api = try api(simulator)
         let code = try simulator.issueCode(sub: Self.sub, clientID: "com.example.app").code
@@ -79,7 +80,7 @@ import Testing
     }
 
     @Test func revocationSucceedsAndRecordsMetrics() async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let observer = RecordingObserver()
         let api = try api(simulator, observer: observer)

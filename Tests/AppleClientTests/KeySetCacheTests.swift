@@ -1,3 +1,4 @@
+import TestSupport
 import AppleSimulator
 import HTTPClient
 import JOSE
@@ -28,7 +29,7 @@ final class MemoryKeySetStore: KeySetPersistence {
     }
 
     @Test func loadsAppleKeysAndPersistsThem() async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let store = MemoryKeySetStore()
         let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: store, monotonic: TestClock().function)
@@ -41,7 +42,7 @@ final class MemoryKeySetStore: KeySetPersistence {
     }
 
     @Test func rotationIsPickedUpAndRetiredKeysStopBeingAccepted() async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let clock = TestClock()
         let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: nil, monotonic: clock.function)
@@ -59,7 +60,7 @@ final class MemoryKeySetStore: KeySetPersistence {
     }
 
     @Test func verifyRefetchesOnceForATokenSignedWithANewKey() async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: nil, monotonic: TestClock().function)
         await cache.load()
@@ -77,7 +78,7 @@ final class MemoryKeySetStore: KeySetPersistence {
     }
 
     @Test func aFloodOfUnknownKidsCostsOneFetchPerMinute() async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let clock = TestClock()
         let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: nil, monotonic: clock.function)
@@ -101,7 +102,7 @@ final class MemoryKeySetStore: KeySetPersistence {
     }
 
     @Test func persistedKeysServeWhileTheKeysEndpointIsDown() async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let store = MemoryKeySetStore()
         let first = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: store, monotonic: TestClock().function)
@@ -121,7 +122,7 @@ final class MemoryKeySetStore: KeySetPersistence {
     }
 
     @Test func garbageFromTheKeysEndpointDoesNotReplaceGoodKeys() async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let clock = TestClock()
         let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: nil, monotonic: clock.function)

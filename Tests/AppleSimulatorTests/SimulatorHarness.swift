@@ -1,3 +1,4 @@
+import TestSupport
 import AppleSimulator
 import Glibc
 import HTTPClient
@@ -28,7 +29,8 @@ struct SimulatorHarness: Sendable {
     let developerKey: P256PrivateKey
 
     static func start(stateDirectory: String? = nil, tls: Bool = false, clock: TestClock = TestClock()) throws -> SimulatorHarness {
-        var configuration = SimulatorConfiguration(stateDirectory: stateDirectory, tls: tls, clock: { clock.now })
+        var configuration = SimulatorConfiguration(
+            stateDirectory: stateDirectory, tls: tls, clock: { clock.now }, makeSigningKey: TestSigningKeys.source())
         configuration.port = 0
         let simulator = try AppleIDSimulator(configuration: configuration)
         try simulator.start()

@@ -1,3 +1,4 @@
+import TestSupport
 import JSON
 import OpenSSLCrypto
 import Testing
@@ -12,8 +13,9 @@ struct TokenFactory {
     let now: Int64 = 1_800_000_000
 
     init() throws {
-        key = try RSAPrivateKey.generate()
-        otherKey = try RSAPrivateKey.generate()
+        let keys = try TestSigningKeys.distinct(2)
+        key = keys[0]
+        otherKey = keys[1]
     }
 
     func keys(_ kid: String) -> RSAPublicKey? { kid == "KEY1" ? key.publicKey : nil }

@@ -102,7 +102,7 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
     }
 
     @Test func onlyPKCS8P256KeysAreAccepted() throws {
-        let rsa = try RSAPrivateKey.generate().pem()
+        let rsa = try TestSigningKeys.one().pem()
         #expect(throws: CryptoError.self) { try P256PrivateKey(pem: rsa) }
         #expect(throws: CryptoError.self) { try P256PrivateKey(pem: "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----") }
         #expect(throws: CryptoError.self) { try P256PrivateKey(pem: "-----BEGIN PRIVATE KEY-----\nnot base64!\n-----END PRIVATE KEY-----") }

@@ -1,3 +1,4 @@
+import TestSupport
 import AppleSimulator
 import Foundation
 import HTTPServer
@@ -14,7 +15,7 @@ import Testing
         let simulator: AppleIDSimulator
 
         init(configure: (inout Configuration) -> Void = { _ in }) throws {
-            simulator = try AppleIDSimulator()
+            simulator = try AppleIDSimulator(configuration: .testing())
             try simulator.start()
             folder = NSTemporaryDirectory() + "siwa-app-" + UUID().uuidString
             var configuration = Configuration()

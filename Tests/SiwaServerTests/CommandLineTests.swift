@@ -1,3 +1,4 @@
+import TestSupport
 import AppleSimulator
 import Foundation
 import OpenSSLCrypto
@@ -90,7 +91,7 @@ import Testing
     }
 
     @Test func checkConfigRefusesAKeyThatIsNotP256() async throws {
-        let rsa = try RSAPrivateKey.generate().pem()
+        let rsa = try TestSigningKeys.one().pem()
         let result = try await ServerProcess.run(["check-config"], environment: [
             "SIWA_TEAM_ID": "ABCDE12345", "SIWA_KEY_ID": "KEY1234567", "SIWA_PRIVATE_KEY": rsa, "SIWA_CLIENT_IDS": "com.example.app",
         ])
@@ -149,7 +150,7 @@ func base64URL(_ text: String) -> [UInt8] {
 
 @Suite struct ServeTests {
     @Test func servesAndStopsGracefullyOnSIGTERM() async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         var environment = CommandLineTests.listenAnyPort
         environment["SIWA_APPLE_BASE_URL"] = simulator.baseURL

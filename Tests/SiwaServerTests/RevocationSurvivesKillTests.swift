@@ -1,3 +1,4 @@
+import TestSupport
 import AppleSimulator
 import Foundation
 import JSON
@@ -7,7 +8,7 @@ import Testing
 /// The real binary, killed while a revocation is pending, finishes it after a restart.
 @Suite struct RevocationSurvivesKillTests {
     @Test func aPendingRevocationIsDoneAfterKillNineAndRestart() async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let folder = ServerProcess.makeFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

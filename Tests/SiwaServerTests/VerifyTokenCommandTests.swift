@@ -1,3 +1,4 @@
+import TestSupport
 import AppleSimulator
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
     static let sub = "001234.0123456789abcdef0123456789abcdef.0123"
 
     private func withSimulator(_ body: (AppleIDSimulator) async throws -> Void) async throws {
-        let simulator = try AppleIDSimulator()
+        let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         do {
             try await body(simulator)

@@ -63,7 +63,7 @@ extension SimulatorContext {
     /// Returns the published kids, oldest first; the last signs.
     func rotateKeys() throws -> [String] {
         try store.change { state in
-            try state.signingKeys.rotate()
+            try state.signingKeys.rotate(makeSigningKey)
             return state.signingKeys.keys.map(\.kid)
         }
     }

@@ -26,18 +26,18 @@ struct SigningKeyRing: Sendable {
         self.keys = keys
     }
 
-    static func generate() throws -> SigningKeyRing {
-        var ring = SigningKeyRing(keys: [try makeKey(kidLength: kidLengths[0], avoiding: [])])
-        try ring.rotate()
+    static func generate(_ makeSigningKey: () throws -> RSAPrivateKey) throws -> SigningKeyRing {
+        var ring = SigningKeyRing(keys: [try makeKey(kidLength: kidLengths[0], avoiding: [], makeSigningKey)])
+        try ring.rotate(makeSigningKey)
         return ring
     }
 
     var current: SigningKey { keys[keys.count - 1] }
 
     /// A new current key; the oldest is dropped once more than three are published.
-    mutating func rotate() throws {
+    mutating func rotate(_ makeSigningKey: () throws -> RSAPrivateKey) throws {
         let length = Self.kidLengths[(kidLengthIndex + 1) % Self.kidLengths.count]
-        keys.append(try Self.makeKey(kidLength: length, avoiding: Set(keys.map(\.kid))))
+        keys.append(try Self.makeKey(kidLength: length, avoiding: Set(keys.map(\.kid)), makeSigningKey))
         if keys.count > Self.maximumPublished { keys.removeFirst(keys.count - Self.maximumPublished) }
     }
 
@@ -47,13 +47,13 @@ struct SigningKeyRing: Sendable {
         .object(JSONObject([("keys", .array(keys.map { JSONWebKeySet.jwk(kid: $0.kid, key: $0.key.publicKey) }))]))
     }
 
-    private static func makeKey(kidLength: Int, avoiding used: Set<String>) throws -> SigningKey {
+    private static func makeKey(kidLength: Int, avoiding used: Set<String>, _ makeSigningKey: () throws -> RSAPrivateKey) throws -> SigningKey {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         var kid: String
         repeat {
             kid = String(SecureRandom.bytes(kidLength).map { alphabet[Int($0) % alphabet.count] })
         } while used.contains(kid)
-        let key = try RSAPrivateKey.generate(bits: 2048)
+        let key = try makeSigningKey()
         return SigningKey(kid: kid, key: key, pem: try key.pem())
     }
 
