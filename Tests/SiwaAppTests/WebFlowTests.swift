@@ -285,7 +285,9 @@ import Testing
         return String(page[range.upperBound...].prefix { $0 != "\"" })
     }
 
-    @Test func formsNeedTheCSRFTokenAndOurOrigin() async throws {
+    /// Our pages send `Referrer-Policy: no-referrer`, so browsers post their forms with
+    /// `Origin: null`: that passes with the CSRF token; a foreign or missing origin does not.
+    @Test func formsNeedTheCSRFTokenAndNoForeignOrigin() async throws {
         let fixture = try await Fixture()
         let session = try await Self.signedIn(fixture)
         let cookie = "\(SessionCookies.sessionName)=\(session)"
@@ -300,9 +302,12 @@ import Testing
         otherOrigin["Origin"] = "https://evil.example"
         await #expect(try fixture.send("POST", "/account/logout", headers: otherOrigin, body: "csrf=\(token)").status == 403)
         await #expect(try fixture.send("POST", "/account/logout", headers: form, body: "csrf=\(token)").status == 403)
+        var opaque = form
+        opaque["Origin"] = "null"
+        await #expect(try fixture.send("POST", "/account/logout", headers: opaque, body: "csrf=wrong").status == 403)
         #expect(try fixture.count("sessions") == 1)
 
-        let logout = try await fixture.send("POST", "/account/logout", headers: noToken, body: "csrf=\(token)")
+        let logout = try await fixture.send("POST", "/account/logout", headers: opaque, body: "csrf=\(token)")
         #expect(logout.status == 303)
         #expect(logout.header("Location") == "/?signed_out=1")
         #expect(logout.cookie(SessionCookies.sessionName)?.contains("Max-Age=0") == true)

@@ -20,12 +20,28 @@ struct SessionAuthenticator: Sendable {
     let publicOrigin: String
     let clock: @Sendable () -> Int64
 
+    /// What a cookie-authenticated request must show of where it came from.
+    enum OriginCheck: Sendable {
+        /// Reads: nothing.
+        case none
+        /// `/api/*` changes (SPEC §7): `Origin` equal to `public_url`'s.
+        case exact
+        /// The account page's forms: our origin, or the opaque `null` that browsers send for
+        /// every form POST from a page with `Referrer-Policy: no-referrer` (which SPEC requires of
+        /// our pages). A foreign origin is still refused; the CSRF token is the proof.
+        case exactOrOpaque
+    }
+
     enum Refusal: Error {
         case unauthenticated
         case forbidden
     }
 
     func authenticate(_ request: HTTPRequest, changesState: Bool) async throws(Refusal) -> Authenticated {
+        try await authenticate(request, origin: changesState ? .exact : .none)
+    }
+
+    func authenticate(_ request: HTTPRequest, origin check: OriginCheck) async throws(Refusal) -> Authenticated {
         let now = clock()
         var viaCookie = false
         var token: String?
@@ -38,7 +54,14 @@ struct SessionAuthenticator: Sendable {
         guard let token, !token.isEmpty,
               let found = try? sessions.authenticate(token: token, now: now, idleTTL: idleTTL)
         else { throw .unauthenticated }
-        if viaCookie, changesState, request.headers["Origin"] != publicOrigin { throw .forbidden }
+        if viaCookie {
+            let origin = request.headers["Origin"]
+            switch check {
+            case .none: break
+            case .exact: if origin != publicOrigin { throw .forbidden }
+            case .exactOrOpaque: if origin != publicOrigin, origin != "null" { throw .forbidden }
+            }
+        }
         try? await batcher.touch(found.0.id, at: now)
         return Authenticated(session: found.0, user: found.1, viaCookie: viaCookie)
     }

@@ -81,7 +81,7 @@ struct AccountPages: Sendable {
     ) async -> HTTPResponse {
         let found: SessionAuthenticator.Authenticated
         do throws(SessionAuthenticator.Refusal) {
-            found = try await authenticator.authenticate(request, changesState: true)
+            found = try await authenticator.authenticate(request, origin: .exactOrOpaque)
         } catch {
             switch error {
             case .unauthenticated: return Pages.seeOther("/")

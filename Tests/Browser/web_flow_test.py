@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""The web flow in a real browser (SPEC §4 "Web flow"): headless Chromium against
+`siwa-server demo`, whose Apple ID simulator serves the consent page on another origin, as
+Apple does. A person signs in hiding their email, signs out and in again (the name they shared
+the first time stays), ends a session of a second browser, and deletes the account.
+
+    python3 Tests/Browser/web_flow_test.py --server .build/debug/siwa-server --screenshots DIR
+
+Screenshots of every page land in DIR (docs/screenshots takes the home and account pages).
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+OPTIONS = argparse.Namespace(server=".build/debug/siwa-server", screenshots=None)
+WAIT_SECONDS = 30
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Demo:
+    """`siwa-server demo` as a child process; its banner names the site and the simulator."""
+
+    def __init__(self, server):
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [server, "demo", "--port", str(self.port)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.output = []
+        self.simulator_url = None
+        ready = threading.Event()
+
+        def read():
+            for line in self.process.stdout:
+                self.output.append(line)
+                found = re.search(r"Simulator: (http://[0-9.:]+)/sim/log", line)
+                if found:
+                    self.simulator_url = found.group(1)
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(WAIT_SECONDS) or self.simulator_url is None:
+            self.stop()
+            raise RuntimeError("the demo did not start:\n" + "".join(self.output))
+        self.url = f"http://localhost:{self.port}"
+
+    def simulator_calls(self, endpoint):
+        with urllib.request.urlopen(self.simulator_url + "/sim/log", timeout=10) as response:
+            calls = json.load(response)
+        calls = calls.get("calls", calls) if isinstance(calls, dict) else calls
+        return [call for call in calls if call.get("endpoint") == endpoint]
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                return self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        return self.process.wait()
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1100,900",
+                     "--no-first-run", "--disable-gpu", f"--user-data-dir={tempfile.mkdtemp(prefix='siwa-chrome-')}"):
+        options.add_argument(argument)
+    if os.path.exists("/usr/bin/chromium"):
+        options.binary_location = "/usr/bin/chromium"
+    service = Service("/usr/bin/chromedriver") if os.path.exists("/usr/bin/chromedriver") else Service()
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_page_load_timeout(WAIT_SECONDS)
+    return driver
+
+
+class Waiting:
+    """WebDriverWait whose timeout says where the browser was and what it showed."""
+
+    def __init__(self, driver):
+        self.driver = driver
+
+    def until(self, condition):
+        try:
+            return WebDriverWait(self.driver, WAIT_SECONDS).until(condition)
+        except TimeoutException:
+            try:
+                text = self.driver.find_element(By.CSS_SELECTOR, "body").text
+            except Exception as error:  # noqa: BLE001 - the page may be gone; say so
+                text = f"(no body: {error})"
+            raise AssertionError(f"timed out at {self.driver.current_url}, page text:\n{text}") from None
+
+
+class WebFlowTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.demo = Demo(OPTIONS.server)
+        cls.drivers = []
+
+    @classmethod
+    def tearDownClass(cls):
+        for driver in cls.drivers:
+            driver.quit()
+        status = cls.demo.stop()
+        # A graceful stop is part of the contract (SPEC §5).
+        assert status == 0, "demo exited %s:\n%s" % (status, "".join(cls.demo.output))
+
+    def new_browser(self):
+        driver = browser()
+        self.drivers.append(driver)
+        return driver
+
+    def wait(self, driver):
+        return Waiting(driver)
+
+    def screenshot(self, driver, name):
+        if OPTIONS.screenshots:
+            os.makedirs(OPTIONS.screenshots, exist_ok=True)
+            driver.save_screenshot(os.path.join(OPTIONS.screenshots, name + ".png"))
+
+    def sign_in(self, driver, first_name, last_name, hide_email, shot=None):
+        """From the sign-in page through the simulator's consent page to the account page."""
+        driver.get(self.demo.url + "/")
+        button = self.wait(driver).until(EC.element_to_be_clickable((By.ID, "sign-in-with-apple")))
+        if shot:
+            self.screenshot(driver, shot + "-home")
+        button.click()
+        self.wait(driver).until(EC.presence_of_element_located((By.ID, "consent")))
+        self.assertTrue(driver.current_url.startswith(self.demo.simulator_url + "/auth/authorize?"),
+                        "the button leads to the simulator's authorize page, got " + driver.current_url)
+        self.assertEqual(driver.find_element(By.ID, "client").text, "com.example.web")
+        for field, value in (("first-name", first_name), ("last-name", last_name)):
+            element = driver.find_element(By.ID, field)
+            element.clear()
+            element.send_keys(value)
+        driver.find_element(By.ID, "hide-email" if hide_email else "share-email").click()
+        if shot:
+            self.screenshot(driver, shot + "-consent")
+        driver.find_element(By.ID, "continue").click()
+        # The simulator's form_post page submits itself to /auth/apple/callback, cross-site.
+        self.wait(driver).until(EC.url_to_be(self.demo.url + "/account"))
+        self.wait(driver).until(EC.presence_of_element_located((By.ID, "greeting")))
+        if shot:
+            self.screenshot(driver, shot + "-account")
+
+    def session_rows(self, driver):
+        return driver.find_elements(By.CSS_SELECTOR, "#sessions tbody tr")
+
+    def test_the_whole_web_flow(self):
+        first = self.new_browser()
+
+        # 1. First sign-in, hiding the email: the name shared once is shown, and the relay address.
+        self.sign_in(first, "Grace", "Hopper", hide_email=True, shot="1")
+        self.assertEqual(first.find_element(By.ID, "greeting").text, "Hello, Grace Hopper")
+        email = first.find_element(By.ID, "profile-email").text
+        self.assertRegex(email, r"@privaterelay\.appleid\.com")
+        self.assertIn("Hide My Email relay", email)
+        self.assertEqual(len(self.session_rows(first)), 1)
+        cookies = {cookie["name"]: cookie for cookie in first.get_cookies()}
+        self.assertTrue(cookies["siwa_session"]["httpOnly"], "the session cookie is HttpOnly")
+        self.assertEqual(cookies["siwa_session"]["sameSite"], "Lax")
+        self.assertNotIn("siwa_auth", cookies, "the binding cookie is spent by the callback")
+
+        # 2. Sign out: the account page is gone, back to the sign-in page.
+        first.find_element(By.ID, "sign-out").click()
+        self.wait(first).until(EC.presence_of_element_located((By.ID, "sign-in-with-apple")))
+        self.assertIn("You are signed out.", first.page_source)
+        first.get(self.demo.url + "/account")
+        self.wait(first).until(EC.url_to_be(self.demo.url + "/"))
+
+        # 3. Sign in again typing another name: Apple sends the name only the first time, so the
+        #    stored one stays.
+        self.sign_in(first, "Someone", "Else", hide_email=True)
+        self.assertEqual(first.find_element(By.ID, "greeting").text, "Hello, Grace Hopper")
+
+        # 4. A second browser signs in to the same account; the first ends its session.
+        second = self.new_browser()
+        self.sign_in(second, "Grace", "Hopper", hide_email=True)
+        first.refresh()
+        self.wait(first).until(lambda driver: len(self.session_rows(driver)) == 2)
+        self.screenshot(first, "2-account-two-sessions")
+        other = [row for row in self.session_rows(first) if "this browser" not in row.text]
+        self.assertEqual(len(other), 1)
+        other[0].find_element(By.CSS_SELECTOR, "button").click()
+        self.wait(first).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "body"), "The session has ended."))
+        self.assertEqual(len(self.session_rows(first)), 1)
+        second.get(self.demo.url + "/account")
+        self.wait(second).until(EC.url_to_be(self.demo.url + "/"))
+
+        # 5. Delete the account: the confirmation is required, the grant is revoked at Apple.
+        revocations_before = len(self.demo.simulator_calls("revoke"))
+        before = first.current_url
+        first.find_element(By.ID, "delete-account").click()
+        self.assertEqual(first.current_url, before, "an unticked confirmation submits nothing")
+        self.assertIn("The session has ended.", first.page_source)
+        first.find_element(By.ID, "confirm-delete").click()
+        first.find_element(By.ID, "delete-account").click()
+        self.wait(first).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "body"), "Your account was deleted."))
+        self.screenshot(first, "3-deleted")
+        first.get(self.demo.url + "/account")
+        self.wait(first).until(EC.url_to_be(self.demo.url + "/"))
+        deadline = time.time() + WAIT_SECONDS
+        while len(self.demo.simulator_calls("revoke")) <= revocations_before and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertGreater(len(self.demo.simulator_calls("revoke")), revocations_before, "the grant is revoked at Apple")
+
+        # 6. The next sign-in is a new account: the consent's name is taken again.
+        self.sign_in(first, "Ada", "Lovelace", hide_email=False)
+        self.assertEqual(first.find_element(By.ID, "greeting").text, "Hello, Ada Lovelace")
+        self.assertIn("ada.lovelace@example.com", first.find_element(By.ID, "profile-email").text)
+
+    def test_cancel_on_the_consent_page_returns_to_sign_in(self):
+        driver = self.new_browser()
+        driver.get(self.demo.url + "/")
+        self.wait(driver).until(EC.element_to_be_clickable((By.ID, "sign-in-with-apple"))).click()
+        self.wait(driver).until(EC.element_to_be_clickable((By.ID, "cancel"))).click()
+        self.wait(driver).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "body"), "You cancelled signing in with Apple."))
+        self.assertEqual(driver.current_url, self.demo.url + "/?error=cancelled")
+        self.assertNotIn("siwa_session", {cookie["name"] for cookie in driver.get_cookies()})
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--server", default=OPTIONS.server)
+    parser.add_argument("--screenshots")
+    OPTIONS, rest = parser.parse_known_args()
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
