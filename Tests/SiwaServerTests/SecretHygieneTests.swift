@@ -1,0 +1,192 @@
+import AppleSimulator
+import Foundation
+import JSON
+import Testing
+import TestSupport
+
+/// SPEC §5 "Secrets never reach logs": the real binary, logging at `trace`, runs every flow that
+/// handles a secret — native sign-in with a code, refusals, a notification, the web flow,
+/// refresh re-validation, account deletion — and then its logs, every error body it sent and
+/// `/metrics` are searched for each token, code, secret and key that passed through it.
+@Suite struct SecretHygieneTests {
+    static let app = "com.example.app"
+    static let web = "com.example.web"
+
+    /// A reply split into status and body.
+    struct Reply {
+        let status: Int
+        let head: String
+        let body: String
+
+        init(_ text: String) {
+            let parts = text.components(separatedBy: "\r\n\r\n")
+            head = parts.first ?? ""
+            body = parts.dropFirst().joined(separator: "\r\n\r\n")
+            status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+        }
+
+        func header(_ name: String) -> String? {
+            head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased() + ":") }
+                .map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
+        }
+
+        var json: JSONObject? { (try? JSONParser.parse(body))?.object }
+    }
+
+    @Test func noTokenCodeSecretOrKeyReachesLogsErrorBodiesOrMetrics() async throws {
+        let simulator = try AppleIDSimulator(configuration: .testing())
+        try simulator.start()
+        let dataKey = Data((0..<32).map { UInt8($0 * 7 % 256) }).base64EncodedString()
+        let server = try ServerProcess(["serve"], environment: [
+            "SIWA_LISTEN": "127.0.0.1:0", "SIWA_LOG_FORMAT": "json", "SIWA_LOG_LEVEL": "trace",
+            "SIWA_APPLE_BASE_URL": simulator.baseURL, "SIWA_TEAM_ID": simulator.teamID, "SIWA_KEY_ID": simulator.keyID,
+            "SIWA_PRIVATE_KEY": simulator.developerKeyPEM, "SIWA_DATA_KEY": dataKey,
+            "SIWA_CLIENT_IDS": "\(Self.app),\(Self.web)", "SIWA_WEB_CLIENT_ID": Self.web,
+            "SIWA_PUBLIC_URL": "http://localhost:8080", "SIWA_REFRESH_VALIDATION_INTERVAL": "1s",
+        ])
+        let port = try #require(await server.waitForPort())
+        try await waitUntilReady(port)
+        func send(_ method: String, _ path: String, headers: [String: String] = [:], body: String = "") async throws -> Reply {
+            var text = "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n"
+            for (name, value) in headers { text += "\(name): \(value)\r\n" }
+            return Reply(try await HTTPRequest.send(port: port, text + "\r\n" + body))
+        }
+        func json(_ object: [(String, JSONValue)]) -> String { JSONWriter.string(.object(JSONObject(object))) }
+        let jsonHeaders = ["Content-Type": "application/json"]
+
+        var secrets: [(what: String, value: String)] = [("data_key", dataKey)]
+        // Every base64 line of the developer key's PEM.
+        for line in simulator.developerKeyPEM.split(separator: "\n") where !line.hasPrefix("-----") {
+            secrets.append(("private key", String(line)))
+        }
+        func remember(_ what: String, token: String) {
+            secrets.append((what, token))
+            // A JWS's signature alone is as telling as the whole token.
+            if token.split(separator: ".").count == 3, let signature = token.split(separator: ".").last {
+                secrets.append((what + " (signature)", String(signature)))
+            }
+        }
+        var errorBodies: [(what: String, body: String)] = []
+        func refused(_ what: String, _ reply: Reply) {
+            #expect(reply.status >= 400, "\(what) should be refused: \(reply.status) \(reply.body)")
+            errorBodies.append((what, reply.body))
+        }
+
+        // 1. Native sign-in with a server nonce, a code and the one-time user object.
+        let nonce = try #require(try await send("POST", "/api/auth/apple/nonce").json?["nonce"]?.string)
+        let sub = "000700.00000000000000000000000000000700.0700"
+        let issued = try simulator.issueCode(sub: sub, clientID: Self.app, nonce: nonce, email: "ada@example.com")
+        remember("identity token", token: issued.identityToken)
+        remember("authorization code", token: issued.code)
+        let signIn = try await send("POST", "/api/auth/apple", headers: jsonHeaders, body: json([
+            ("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)), ("nonce", .string(nonce)),
+            ("user", .object(JSONObject([("name", .object(JSONObject([("firstName", .string("Ada"))])))]))),
+        ]))
+        let session = try #require(signIn.json?["session"]?.object?["token"]?.string, "\(signIn.body)")
+        remember("session token", token: session)
+
+        // 2. Refusals, each carrying a secret: a replayed token, a code Apple refuses, a forged
+        //    signature, a bearer that is no session.
+        refused("replayed token", try await send("POST", "/api/auth/apple", headers: jsonHeaders, body: json([
+            ("identity_token", .string(issued.identityToken)), ("nonce", .string(nonce)),
+        ])))
+        let second = try simulator.issueCode(sub: sub, clientID: Self.app, nonce: "n-2")
+        remember("identity token", token: second.identityToken)
+        let unknownCode = "c0123456789abcdef0123456789abcdef.0.zzzz.NotARealCodeAtAll"
+        remember("authorization code", token: unknownCode)
+        refused("refused code", try await send("POST", "/api/auth/apple", headers: jsonHeaders, body: json([
+            ("identity_token", .string(second.identityToken)), ("authorization_code", .string(unknownCode)), ("nonce", .string("n-2")),
+        ])))
+        let third = try simulator.issueCode(sub: sub, clientID: Self.app, nonce: "n-3")
+        let forged = third.identityToken.dropLast(4) + "AAAA"
+        remember("identity token", token: String(forged))
+        refused("forged signature", try await send("POST", "/api/auth/apple", headers: jsonHeaders, body: json([
+            ("identity_token", .string(String(forged))), ("nonce", .string("n-3")),
+        ])))
+        let notASession = "notAsessionTokenButLongEnoughToBeRecognised0123"
+        remember("bearer", token: notASession)
+        refused("unknown bearer", try await send("GET", "/api/me", headers: ["Authorization": "Bearer \(notASession)"]))
+        #expect(try await send("GET", "/api/me", headers: ["Authorization": "Bearer \(session)"]).status == 200)
+
+        // 3. A notification, then the same payload again and a tampered one.
+        let payload = try simulator.notificationPayload(NotificationEvent(type: "email-disabled", sub: sub, email: "ada@example.com"))
+        remember("notification", token: payload)
+        let notification = json([("payload", .string(payload))])
+        #expect(try await send("POST", "/apple/notifications", headers: jsonHeaders, body: notification).status == 200)
+        refused("tampered notification", try await send("POST", "/apple/notifications", headers: jsonHeaders, body: json([
+            ("payload", .string(String(payload.dropLast(4)) + "AAAA")),
+        ])))
+
+        // 4. The web flow: login, Apple's form_post, then the same state again.
+        let login = try await send("GET", "/auth/apple/login")
+        let location = try #require(login.header("Location"))
+        let query = Dictionary((URLComponents(string: location)?.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
+        let state = try #require(query["state"]), webNonce = try #require(query["nonce"])
+        let binding = try #require(login.header("Set-Cookie")?.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last.map(String.init))
+        remember("state", token: state)
+        remember("binding cookie", token: binding)
+        let webCode = try simulator.issueCode(sub: sub, clientID: Self.web, nonce: webNonce, redirectURI: "http://localhost:8080/auth/apple/callback")
+        remember("identity token", token: webCode.identityToken)
+        remember("authorization code", token: webCode.code)
+        let form = "state=\(state)&code=\(webCode.code)&id_token=\(webCode.identityToken)"
+        let formHeaders = ["Content-Type": "application/x-www-form-urlencoded", "Cookie": "siwa_auth=\(binding)"]
+        let callback = try await send("POST", "/auth/apple/callback", headers: formHeaders, body: form)
+        #expect(callback.status == 303, "\(callback.body)")
+        let webSession = try #require(callback.head.components(separatedBy: "\r\n").first { $0.hasPrefix("Set-Cookie: siwa_session=") })
+            .dropFirst("Set-Cookie: siwa_session=".count).prefix { $0 != ";" }
+        remember("session token", token: String(webSession))
+        refused("reused state", try await send("POST", "/auth/apple/callback", headers: formHeaders, body: form))
+
+        // 5. Refresh re-validation (every second here) sends the refresh token to Apple.
+        var validated = false
+        for _ in 0..<600 where !validated {
+            try await Task.sleep(for: .milliseconds(100))
+            validated = simulator.calls.contains { $0.endpoint == "token" && $0.parameters["grant_type"] == "refresh_token" }
+        }
+        #expect(validated, "the refresh token was re-validated at Apple")
+
+        // 6. Deletion revokes at Apple.
+        #expect(try await send("DELETE", "/api/account", headers: ["Authorization": "Bearer \(session)"]).status == 202)
+        let metrics = try await send("GET", "/metrics").body
+
+        server.signal(SIGTERM)
+        #expect(await server.wait(seconds: 30) == 0)
+        await simulator.stop()
+
+        // What the server sent Apple: client secrets, codes, refresh and access tokens.
+        for call in simulator.calls {
+            for (name, value) in call.parameterList where ["client_secret", "code", "refresh_token", "token"].contains(name) {
+                remember("\(name) sent to Apple's \(call.endpoint)", token: value)
+            }
+        }
+        #expect(secrets.contains { $0.what.hasPrefix("client_secret") })
+        #expect(secrets.contains { $0.what.hasPrefix("refresh_token") })
+        #expect(secrets.contains { $0.what.hasPrefix("token sent to Apple's revoke") })
+
+        let logs = server.stdoutText + server.stderrText
+        // The search means something only if the logs saw these requests.
+        #expect(logs.contains("/api/auth/apple") && logs.contains("/auth/apple/callback") && logs.contains("/apple/notifications"))
+        let haystacks = [("logs", logs), ("/metrics", metrics)] + errorBodies.map { ("error body of \($0.what)", $0.body) }
+        for secret in secrets where secret.value.count >= 16 {
+            // A part of a secret is a leak too: its first and last 24 characters are searched
+            // as well (not for a whole JWS, whose first part is the public header).
+            var needles = [secret.value]
+            if secret.value.count >= 40, secret.value.split(separator: ".").count != 3 {
+                needles += [String(secret.value.prefix(24)), String(secret.value.suffix(24))]
+            }
+            for (place, text) in haystacks {
+                for needle in needles {
+                    let leaked = text.contains(needle)
+                    #expect(!leaked, "\(secret.what) appears in \(place)")
+                }
+            }
+        }
+    }
+
+    private func waitUntilReady(_ port: UInt16) async throws {
+        for _ in 0..<2400 {
+            if try await HTTPRequest.get(port: port, path: "/readyz").hasSuffix(#"{"status":"ready"}"#) { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+    }
+}
