@@ -15,22 +15,25 @@ public struct FormFields: Sendable {
     }
 
     public init(parsing text: some StringProtocol) throws(Failure) {
-        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = PercentDecoding.decode(parts[0], plusAsSpace: true),
-                  let value = PercentDecoding.decode(parts.count > 1 ? parts[1] : "", plusAsSpace: true)
+        try self.init(parsing: Array(text.utf8))
+    }
+
+    /// Split on the bytes `&` and `=`, not on Characters: a combining mark after `=` would
+    /// otherwise join it into one Character and hide the separator (found by fuzzing). Names
+    /// compare byte for byte, as every other decoder of the same body does.
+    public init(parsing bytes: [UInt8]) throws(Failure) {
+        guard String(validating: bytes, as: UTF8.self) != nil else { throw .malformed }
+        for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let equals = pair.firstIndex(of: UInt8(ascii: "="))
+            guard let name = PercentDecoding.decode(pair[pair.startIndex..<(equals ?? pair.endIndex)], plusAsSpace: true),
+                  let value = PercentDecoding.decode(equals.map { pair[($0 + 1)...] } ?? [], plusAsSpace: true)
             else { throw .malformed }
-            if fields.contains(where: { $0.name == name }) { throw .duplicate(name) }
+            if fields.contains(where: { $0.name.utf8.elementsEqual(name.utf8) }) { throw .duplicate(name) }
             fields.append((name, value))
         }
     }
 
-    public init(parsing bytes: [UInt8]) throws(Failure) {
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw .malformed }
-        try self.init(parsing: text)
-    }
-
-    public subscript(name: String) -> String? { fields.first { $0.name == name }?.value }
+    public subscript(name: String) -> String? { fields.first { $0.name.utf8.elementsEqual(name.utf8) }?.value }
 
     /// The value, or nil when absent or empty: Apple treats an empty parameter as missing.
     public func nonEmpty(_ name: String) -> String? { self[name].flatMap { $0.isEmpty ? nil : $0 } }
