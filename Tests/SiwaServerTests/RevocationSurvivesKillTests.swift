@@ -20,7 +20,7 @@ import Testing
         ]
         let first = try ServerProcess(["serve"], environment: environment, folder: folder)
         let port = try #require(await first.waitForPort())
-        try await waitUntilReady(port)
+        try await ServerProcess.waitUntilReady(port: port)
 
         let issued = try simulator.issueCode(sub: "000400.00000000000000000000000000000400.0400", clientID: "com.example.app", nonce: "n")
         let body = JSONWriter.string(.object(JSONObject([
@@ -56,12 +56,5 @@ import Testing
         second.signal(SIGTERM)
         #expect(await second.wait(seconds: 30) == 0)
         await simulator.stop()
-    }
-
-    private func waitUntilReady(_ port: UInt16) async throws {
-        for _ in 0..<2400 {
-            if try await HTTPRequest.get(port: port, path: "/readyz").hasSuffix(#"{"status":"ready"}"#) { return }
-            try await Task.sleep(for: .milliseconds(25))
-        }
     }
 }

@@ -45,7 +45,7 @@ import TestSupport
             "SIWA_PUBLIC_URL": "http://localhost:8080", "SIWA_REFRESH_VALIDATION_INTERVAL": "1s",
         ])
         let port = try #require(await server.waitForPort())
-        try await waitUntilReady(port)
+        try await ServerProcess.waitUntilReady(port: port)
         func send(_ method: String, _ path: String, headers: [String: String] = [:], body: String = "") async throws -> Reply {
             var text = "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n"
             for (name, value) in headers { text += "\(name): \(value)\r\n" }
@@ -180,13 +180,6 @@ import TestSupport
                     #expect(!leaked, "\(secret.what) appears in \(place)")
                 }
             }
-        }
-    }
-
-    private func waitUntilReady(_ port: UInt16) async throws {
-        for _ in 0..<2400 {
-            if try await HTTPRequest.get(port: port, path: "/readyz").hasSuffix(#"{"status":"ready"}"#) { return }
-            try await Task.sleep(for: .milliseconds(25))
         }
     }
 }

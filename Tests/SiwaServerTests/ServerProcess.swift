@@ -67,4 +67,12 @@ final class ServerProcess: Sendable {
     }
 
     func signal(_ number: Int32) { child.signal(number) }
+
+    /// Until `/readyz` answers ready: the database answers and Apple's keys are loaded.
+    static func waitUntilReady(port: UInt16) async throws {
+        for _ in 0..<2400 {
+            if try await HTTPRequest.get(port: port, path: "/readyz").hasSuffix(#"{"status":"ready"}"#) { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+    }
 }
