@@ -18,7 +18,17 @@ final class SessionCache: Sendable {
     /// Bounds memory; past it an arbitrary entry makes room (a later re-read, nothing worse).
     static let capacity = 10_000
 
-    private let entries = Mutex<[[UInt8]: Entry]>([:])
+    private struct State {
+        var entries: [[UInt8]: Entry] = [:]
+        /// Which entry holds a session, so an ended one is dropped at once.
+        var hashBySessionID: [String: [UInt8]] = [:]
+
+        mutating func remove(_ tokenHash: [UInt8]) {
+            if let entry = entries.removeValue(forKey: tokenHash) { hashBySessionID[entry.session.id] = nil }
+        }
+    }
+
+    private let state = Mutex(State())
     let tracker: RowChangeTracker
 
     let sessionsTable: Int
@@ -32,9 +42,9 @@ final class SessionCache: Sendable {
 
     /// The cached session and user when neither row changed since they were read.
     func lookup(_ tokenHash: [UInt8]) -> (SessionRecord, UserRecord)? {
-        guard let entry = entries.withLock({ $0[tokenHash] }) else { return nil }
+        guard let entry = state.withLock({ $0.entries[tokenHash] }) else { return nil }
         guard tracker.isCurrent(entry.rows, versions: entry.versions) else {
-            entries.withLock { _ = $0.removeValue(forKey: tokenHash) }
+            state.withLock { $0.remove(tokenHash) }
             return nil
         }
         return (entry.session, entry.user)
@@ -42,11 +52,38 @@ final class SessionCache: Sendable {
 
     func store(_ tokenHash: [UInt8], session: SessionRecord, user: UserRecord, rows: [RowChangeTracker.Row], versions: [UInt64]) {
         let entry = Entry(session: session, user: user, rows: rows, versions: versions)
-        entries.withLock { entries in
-            if entries.count >= Self.capacity, entries[tokenHash] == nil { entries.remove(at: entries.startIndex) }
-            entries[tokenHash] = entry
+        state.withLock { state in
+            if state.entries.count >= Self.capacity, state.entries[tokenHash] == nil, let victim = state.entries.keys.first {
+                state.remove(victim)
+            }
+            state.entries[tokenHash] = entry
+            state.hashBySessionID[session.id] = tokenHash
         }
     }
 
-    var count: Int { entries.withLock { $0.count } }
+    /// Drops an ended session's entry. Correctness does not need it (the row's new version
+    /// already makes the entry unusable); memory does, since its token is never looked up again.
+    func forget(sessionID: String) {
+        state.withLock { state in
+            if let tokenHash = state.hashBySessionID[sessionID] { state.remove(tokenHash) }
+        }
+    }
+
+    /// Drops every entry whose rows changed (sessions ended by account deletion, consent
+    /// revoked, pruning, "end other sessions"); returns how many went.
+    @discardableResult
+    func sweep() -> Int {
+        let stale = state.withLock { state in
+            state.entries.filter { !tracker.isCurrent($0.value.rows, versions: $0.value.versions) }.map(\.key)
+        }
+        state.withLock { state in
+            for tokenHash in stale {
+                // Re-checked: the entry may have been replaced by a fresh read meanwhile.
+                if let entry = state.entries[tokenHash], !tracker.isCurrent(entry.rows, versions: entry.versions) { state.remove(tokenHash) }
+            }
+        }
+        return stale.count
+    }
+
+    var count: Int { state.withLock { $0.entries.count } }
 }

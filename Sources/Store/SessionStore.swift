@@ -121,8 +121,14 @@ public struct SessionStore: Sendable {
     }
 
     public func end(id: String, userID: String) async throws -> Bool {
-        try await database.write { try Self.end(id: id, userID: userID, in: $0) }
+        let ended = try await database.write { try Self.end(id: id, userID: userID, in: $0) }
+        cache?.forget(sessionID: id)
+        return ended
     }
+
+    /// Frees the memory of cached sessions that ended some other way (Housekeeping).
+    @discardableResult
+    public func sweepCache() -> Int { cache?.sweep() ?? 0 }
 
     /// Ends every session of the user; returns how many there were.
     @discardableResult

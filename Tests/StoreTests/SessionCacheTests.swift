@@ -49,6 +49,29 @@ import Testing
         }
     }
 
+    /// An ended session's token is never looked up again, so its entry must not wait for one:
+    /// a logout frees it at once, and the sweep frees those ended some other way.
+    @Test func endedSessionsLeaveTheCache() async throws {
+        try await withDatabase { database in
+            let userID = try await makeUser(database)
+            let store = SessionStore(database: database, caching: true)
+            let first = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            let second = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            let third = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            for session in [first, second, third] { _ = try store.authenticate(token: session.token, now: 1_001, idleTTL: 600) }
+            #expect(store.cachedCount == 3)
+
+            #expect(try await store.end(id: first.record.id, userID: userID))
+            #expect(store.cachedCount == 2)
+
+            try await store.endAll(userID: userID, except: third.record.id)
+            #expect(store.cachedCount == 2, "ended elsewhere: unusable at once, freed by the sweep")
+            #expect(store.sweepCache() == 1)
+            #expect(store.cachedCount == 1)
+            #expect(try store.authenticate(token: third.token, now: 1_002, idleTTL: 600) != nil)
+        }
+    }
+
     @Test func aChangedUserIsReadAfresh() async throws {
         try await withDatabase { database in
             let userID = try await makeUser(database, sub: "sub-1")

@@ -27,6 +27,7 @@ struct Housekeeping: Sendable {
     @discardableResult
     func runOnce() async -> Int {
         let now = clock()
+        sessions.sweepCache()
         do {
             return try await sessions.pruneExpired(now: now, idleTTL: idleTTL)
                 + replay.prune(now: now)
