@@ -92,7 +92,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SiwaServerTests",
-            dependencies: ["siwa-server", "SiwaApp", "OpenSSLCrypto", "AppleSimulator", "JOSE", "JSON", "TestSupport"],
+            dependencies: ["siwa-server", "SiwaApp", "OpenSSLCrypto", "AppleSimulator", "JOSE", "JSON", "SQLite", "TestSupport"],
             swiftSettings: strict
         ),
     ]
