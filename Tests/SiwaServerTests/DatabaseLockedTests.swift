@@ -1,0 +1,62 @@
+import AppleSimulator
+import Foundation
+import JSON
+import Testing
+import TestSupport
+
+/// The database locked by another process (a backup tool, an operator's `sqlite3` shell holding
+/// a write transaction): writes wait the busy timeout (5 s), then fail with a clear 500 that
+/// changes nothing, reads keep being answered, and once the lock goes writes work again.
+@Suite struct DatabaseLockedTests {
+    @Test func aWriteLockHeldElsewhereFailsWritesCleanlyAndReadsGoOn() async throws {
+        let simulator = try AppleIDSimulator(configuration: .testing())
+        try simulator.start()
+        let folder = ServerProcess.makeFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let database = folder + "/siwa.sqlite3"
+        let server = try ServerProcess(["serve"], environment: [
+            "SIWA_LISTEN": "127.0.0.1:0", "SIWA_LOG_FORMAT": "json", "SIWA_DATABASE": database,
+            "SIWA_APPLE_BASE_URL": simulator.baseURL, "SIWA_TEAM_ID": simulator.teamID, "SIWA_KEY_ID": simulator.keyID,
+            "SIWA_PRIVATE_KEY": simulator.developerKeyPEM, "SIWA_CLIENT_IDS": "com.example.app",
+        ], folder: folder)
+        let port = try #require(await server.waitForPort())
+        try await ServerProcess.waitUntilReady(port: port)
+        func signIn(_ sub: String, _ nonce: String) async throws -> (status: Int, json: JSONObject?) {
+            let issued = try simulator.issueCode(sub: sub, clientID: "com.example.app", nonce: nonce)
+            let body = JSONWriter.string(.object(JSONObject([("identity_token", .string(issued.identityToken)), ("nonce", .string(nonce))])))
+            let reply = try await HTTPRequest.send(port: port, "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            let status = Int(reply.split(separator: " ").dropFirst().first ?? "") ?? 0
+            return (status, try? JSONParser.parse(reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()).object)
+        }
+        let before = try await signIn("000600.00000000000000000000000000000600.0600", "n-1")
+        let token = try #require(before.json?["session"]?.object?["token"]?.string)
+
+        // Another process takes the write lock and holds it for 8 s.
+        let holder = try ChildProcess(executable: "/usr/bin/env", arguments: ["python3", "-c", """
+            import sqlite3, sys, time
+            connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+            connection.execute("BEGIN IMMEDIATE")
+            print("locked", flush=True)
+            time.sleep(8)
+            connection.execute("ROLLBACK")
+            """, database], environment: ProcessInfo.processInfo.environment)
+        for _ in 0..<600 where !holder.stdoutText.contains("locked") { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(holder.stdoutText.contains("locked"), "\(holder.stderrText)")
+
+        let newcomer = "000600.00000000000000000000000000000601.0600"
+        let refused = try await signIn(newcomer, "n-2")
+        #expect(refused.status == 500)
+        #expect(refused.json?["error"]?.string == "internal_error")
+        let me = try await HTTPRequest.send(port: port, "GET /api/me HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(token)\r\n\r\n")
+        #expect(me.hasPrefix("HTTP/1.1 200"), "reads go on while another process holds the write lock")
+        #expect(holder.isRunning, "the lock was still held while those were answered")
+
+        #expect(await holder.wait(seconds: 30).status == 0)
+        let after = try await signIn(newcomer, "n-3")
+        #expect(after.status == 200)
+        #expect(after.json?["created"]?.bool == true, "the refused sign-in had created nothing")
+        server.signal(SIGTERM)
+        #expect(await server.wait(seconds: 30) == 0)
+        await simulator.stop()
+    }
+}
