@@ -9,7 +9,7 @@ import Testing
 @Suite struct AccountDeletionTests {
     static let app = NativeSignInTests.app
 
-    private func signIn(_ fixture: NativeSignInTests.Fixture, sub: String, withCode: Bool) async throws -> (session: String, userID: String) {
+    static func signIn(_ fixture: NativeSignInTests.Fixture, sub: String, withCode: Bool) async throws -> (session: String, userID: String) {
         let issued = try fixture.simulator.issueCode(sub: sub, clientID: Self.app, nonce: "n")
         var body: [(String, JSONValue)] = [("identity_token", .string(issued.identityToken)), ("nonce", .string("n"))]
         if withCode { body.append(("authorization_code", .string(issued.code))) }
@@ -17,7 +17,7 @@ import Testing
         return (try #require(reply.json?["session"]?.object?["token"]?.string), try #require(reply.json?["user"]?.object?["id"]?.string))
     }
 
-    private func delete(_ fixture: NativeSignInTests.Fixture, session: String) async throws -> (status: Int, body: String) {
+    static func delete(_ fixture: NativeSignInTests.Fixture, session: String) async throws -> (status: Int, body: String) {
         let reply = try await HTTPGet.raw(
             port: fixture.harness.application.port,
             "DELETE /api/account HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\nContent-Length: 0\r\n\r\n")
@@ -28,8 +28,8 @@ import Testing
     @Test func deletionRevokesAtAppleEndsEverythingAndASignInStartsAfresh() async throws {
         let fixture = try await NativeSignInTests.Fixture()
         let sub = NativeSignInTests.sub(20)
-        let (session, userID) = try await signIn(fixture, sub: sub, withCode: true)
-        let reply = try await delete(fixture, session: session)
+        let (session, userID) = try await Self.signIn(fixture, sub: sub, withCode: true)
+        let reply = try await Self.delete(fixture, session: session)
         #expect(reply.status == 202)
         #expect(reply.body == #"{"status":"deleted","apple_revocation":"done"}"#)
         let revoke = try #require(fixture.simulator.calls.first { $0.endpoint == "revoke" })
@@ -40,15 +40,15 @@ import Testing
         #expect(try fixture.count("sessions") == 0)
         #expect(try fixture.count("apple_tokens") == 0)
         #expect(try fixture.count("revocations") == 0)
-        let (_, newID) = try await signIn(fixture, sub: sub, withCode: false)
+        let (_, newID) = try await Self.signIn(fixture, sub: sub, withCode: false)
         #expect(newID != userID)
         await fixture.stop()
     }
 
     @Test func withNothingToRevokeTheAnswerSaysNone() async throws {
         let fixture = try await NativeSignInTests.Fixture()
-        let (session, _) = try await signIn(fixture, sub: NativeSignInTests.sub(21), withCode: false)
-        await #expect(try delete(fixture, session: session).body == #"{"status":"deleted","apple_revocation":"none"}"#)
+        let (session, _) = try await Self.signIn(fixture, sub: NativeSignInTests.sub(21), withCode: false)
+        await #expect(try Self.delete(fixture, session: session).body == #"{"status":"deleted","apple_revocation":"none"}"#)
         #expect(fixture.simulator.calls.filter { $0.endpoint == "revoke" }.isEmpty)
         await fixture.stop()
     }
@@ -58,9 +58,9 @@ import Testing
             $0.revocationBackoff = .seconds(1)
             $0.revocationBackoffMax = .seconds(2)
         })
-        let (session, _) = try await signIn(fixture, sub: NativeSignInTests.sub(22), withCode: true)
+        let (session, _) = try await Self.signIn(fixture, sub: NativeSignInTests.sub(22), withCode: true)
         fixture.simulator.injectFault(SimulatorFault(endpoint: .revoke, status: 503, count: 3))
-        let reply = try await delete(fixture, session: session)
+        let reply = try await Self.delete(fixture, session: session)
         #expect(reply.body == #"{"status":"deleted","apple_revocation":"pending"}"#)
         // The account is gone at once, whatever Apple says.
         #expect(try fixture.count("users") == 0)
@@ -77,8 +77,8 @@ import Testing
 
     @Test func withoutASessionItIs401AndNothingIsDeleted() async throws {
         let fixture = try await NativeSignInTests.Fixture()
-        _ = try await signIn(fixture, sub: NativeSignInTests.sub(23), withCode: false)
-        await #expect(try delete(fixture, session: "nope").status == 401)
+        _ = try await Self.signIn(fixture, sub: NativeSignInTests.sub(23), withCode: false)
+        await #expect(try Self.delete(fixture, session: "nope").status == 401)
         #expect(try fixture.count("users") == 1)
         await fixture.stop()
     }

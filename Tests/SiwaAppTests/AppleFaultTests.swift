@@ -2,9 +2,10 @@ import AppleSimulator
 import JSON
 import Testing
 
-/// Apple's token endpoint broken in every way the simulator can break it, during a sign-in with a
-/// code: the answer is 502 `apple_unavailable`, nothing is created, and once Apple answers
-/// again a fresh code signs in (SPEC §5: Apple failing is a clear error, never a half-made account).
+/// Apple's endpoints broken in every way the simulator can break them. The token endpoint during
+/// a sign-in with a code: 502 `apple_unavailable`, nothing created, and once Apple answers again
+/// a fresh code signs in. The revoke endpoint during a deletion: the revocation is queued and
+/// retried until done (SPEC §5: Apple failing is a clear error, never a half-made account).
 @Suite struct AppleFaultTests {
     static let faults: [SimulatorFault] = [
         SimulatorFault(endpoint: .token, status: 503),
@@ -37,4 +38,36 @@ import Testing
         #expect(try fixture.count("apple_tokens") == 1)
         await fixture.stop()
     }
+
+    static let revokeFaults: [SimulatorFault] = [
+        SimulatorFault(endpoint: .revoke, status: 503, count: 2),
+        SimulatorFault(endpoint: .revoke, status: 500, count: 2, error: "server_error"),
+        SimulatorFault(endpoint: .revoke, status: 502, count: 2, body: .garbage),
+        SimulatorFault(endpoint: .revoke, status: 429, count: 2),
+        SimulatorFault(endpoint: .revoke, delayMilliseconds: 1_500, count: 1),
+    ]
+
+    /// Apple's revoke endpoint broken during an account deletion: the account is gone at once,
+    /// the revocation waits in the durable queue and is retried until Apple accepts it.
+    @Test(arguments: revokeFaults)
+    func aBrokenRevokeEndpointLeavesTheRevocationQueuedUntilItIsDone(_ fault: SimulatorFault) async throws {
+        let fixture = try await NativeSignInTests.Fixture(configure: {
+            $0.revocationBackoff = .seconds(1)
+            $0.revocationBackoffMax = .seconds(2)
+        })
+        let (session, _) = try await AccountDeletionTests.signIn(fixture, sub: NativeSignInTests.sub(41), withCode: true)
+        fixture.simulator.injectFault(fault)
+        let reply = try await AccountDeletionTests.delete(fixture, session: session)
+        #expect(reply.status == 202)
+        #expect(try fixture.count("users") == 0)
+        var remaining = 1
+        for _ in 0..<600 where remaining > 0 {
+            try await Task.sleep(for: .milliseconds(100))
+            remaining = try fixture.count("revocations")
+        }
+        #expect(remaining == 0, "the revocation was done once Apple answered")
+        #expect(fixture.simulator.calls.filter { $0.endpoint == "revoke" }.count >= 1 + (fault.status == nil ? 0 : fault.count))
+        await fixture.stop()
+    }
 }
+
