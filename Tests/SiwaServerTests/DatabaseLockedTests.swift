@@ -14,19 +14,11 @@ import TestSupport
         let folder = ServerProcess.makeFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let database = folder + "/siwa.sqlite3"
-        let server = try ServerProcess(["serve"], environment: [
-            "SIWA_LISTEN": "127.0.0.1:0", "SIWA_LOG_FORMAT": "json", "SIWA_DATABASE": database,
-            "SIWA_APPLE_BASE_URL": simulator.baseURL, "SIWA_TEAM_ID": simulator.teamID, "SIWA_KEY_ID": simulator.keyID,
-            "SIWA_PRIVATE_KEY": simulator.developerKeyPEM, "SIWA_CLIENT_IDS": "com.example.app",
-        ], folder: folder)
+        let server = try ServerProcess(["serve"], environment: ServerProcess.environment(simulator: simulator, database: database), folder: folder)
         let port = try #require(await server.waitForPort())
         try await ServerProcess.waitUntilReady(port: port)
         func signIn(_ sub: String, _ nonce: String) async throws -> (status: Int, json: JSONObject?) {
-            let issued = try simulator.issueCode(sub: sub, clientID: "com.example.app", nonce: nonce)
-            let body = JSONWriter.string(.object(JSONObject([("identity_token", .string(issued.identityToken)), ("nonce", .string(nonce))])))
-            let reply = try await HTTPRequest.send(port: port, "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-            let status = Int(reply.split(separator: " ").dropFirst().first ?? "") ?? 0
-            return (status, try? JSONParser.parse(reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()).object)
+            try await ServerProcess.signIn(port: port, simulator: simulator, sub: sub, nonce: nonce)
         }
         let before = try await signIn("000600.00000000000000000000000000000600.0600", "n-1")
         let token = try #require(before.json?["session"]?.object?["token"]?.string)

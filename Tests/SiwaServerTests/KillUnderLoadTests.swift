@@ -29,11 +29,7 @@ import TestSupport
         let folder = ServerProcess.makeFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let database = folder + "/siwa.sqlite3"
-        let environment = [
-            "SIWA_LISTEN": "127.0.0.1:0", "SIWA_LOG_FORMAT": "json", "SIWA_DATABASE": database,
-            "SIWA_APPLE_BASE_URL": simulator.baseURL, "SIWA_TEAM_ID": simulator.teamID, "SIWA_KEY_ID": simulator.keyID,
-            "SIWA_PRIVATE_KEY": simulator.developerKeyPEM, "SIWA_CLIENT_IDS": "com.example.app",
-        ]
+        let environment = ServerProcess.environment(simulator: simulator, database: database)
         let first = try ServerProcess(["serve"], environment: environment, folder: folder)
         let port = try #require(await first.waitForPort())
         try await ServerProcess.waitUntilReady(port: port)

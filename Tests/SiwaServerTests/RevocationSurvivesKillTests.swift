@@ -12,12 +12,10 @@ import Testing
         try simulator.start()
         let folder = ServerProcess.makeFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let environment = [
-            "SIWA_LISTEN": "127.0.0.1:0", "SIWA_LOG_FORMAT": "json", "SIWA_APPLE_BASE_URL": simulator.baseURL,
-            "SIWA_TEAM_ID": simulator.teamID, "SIWA_KEY_ID": simulator.keyID, "SIWA_PRIVATE_KEY": simulator.developerKeyPEM,
+        let environment = ServerProcess.environment(simulator: simulator, [
             "SIWA_CLIENT_IDS": "com.example.app,com.example.web", "SIWA_WEB_CLIENT_ID": "com.example.web",
             "SIWA_REVOCATION_BACKOFF": "1", "SIWA_REVOCATION_BACKOFF_MAX": "2",
-        ]
+        ])
         let first = try ServerProcess(["serve"], environment: environment, folder: folder)
         let port = try #require(await first.waitForPort())
         try await ServerProcess.waitUntilReady(port: port)

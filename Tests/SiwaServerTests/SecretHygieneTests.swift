@@ -37,13 +37,11 @@ import TestSupport
         let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let dataKey = Data((0..<32).map { UInt8($0 * 7 % 256) }).base64EncodedString()
-        let server = try ServerProcess(["serve"], environment: [
-            "SIWA_LISTEN": "127.0.0.1:0", "SIWA_LOG_FORMAT": "json", "SIWA_LOG_LEVEL": "trace",
-            "SIWA_APPLE_BASE_URL": simulator.baseURL, "SIWA_TEAM_ID": simulator.teamID, "SIWA_KEY_ID": simulator.keyID,
-            "SIWA_PRIVATE_KEY": simulator.developerKeyPEM, "SIWA_DATA_KEY": dataKey,
+        let server = try ServerProcess(["serve"], environment: ServerProcess.environment(simulator: simulator, [
+            "SIWA_LOG_LEVEL": "trace", "SIWA_DATA_KEY": dataKey,
             "SIWA_CLIENT_IDS": "\(Self.app),\(Self.web)", "SIWA_WEB_CLIENT_ID": Self.web,
             "SIWA_PUBLIC_URL": "http://localhost:8080", "SIWA_REFRESH_VALIDATION_INTERVAL": "1s",
-        ])
+        ]))
         let port = try #require(await server.waitForPort())
         try await ServerProcess.waitUntilReady(port: port)
         func send(_ method: String, _ path: String, headers: [String: String] = [:], body: String = "") async throws -> Reply {
