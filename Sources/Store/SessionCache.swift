@@ -76,13 +76,17 @@ final class SessionCache: Sendable {
         let stale = state.withLock { state in
             state.entries.filter { !tracker.isCurrent($0.value.rows, versions: $0.value.versions) }.map(\.key)
         }
-        state.withLock { state in
+        return state.withLock { state in
+            var removed = 0
             for tokenHash in stale {
                 // Re-checked: the entry may have been replaced by a fresh read meanwhile.
-                if let entry = state.entries[tokenHash], !tracker.isCurrent(entry.rows, versions: entry.versions) { state.remove(tokenHash) }
+                if let entry = state.entries[tokenHash], !tracker.isCurrent(entry.rows, versions: entry.versions) {
+                    state.remove(tokenHash)
+                    removed += 1
+                }
             }
+            return removed
         }
-        return stale.count
     }
 
     var count: Int { state.withLock { $0.entries.count } }
