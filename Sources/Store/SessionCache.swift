@@ -73,19 +73,10 @@ final class SessionCache: Sendable {
     /// revoked, pruning, "end other sessions"); returns how many went.
     @discardableResult
     func sweep() -> Int {
-        let stale = state.withLock { state in
-            state.entries.filter { !tracker.isCurrent($0.value.rows, versions: $0.value.versions) }.map(\.key)
-        }
-        return state.withLock { state in
-            var removed = 0
-            for tokenHash in stale {
-                // Re-checked: the entry may have been replaced by a fresh read meanwhile.
-                if let entry = state.entries[tokenHash], !tracker.isCurrent(entry.rows, versions: entry.versions) {
-                    state.remove(tokenHash)
-                    removed += 1
-                }
-            }
-            return removed
+        state.withLock { state in
+            let stale = state.entries.filter { !tracker.isCurrent($0.value.rows, versions: $0.value.versions) }.keys
+            for tokenHash in stale { state.remove(tokenHash) }
+            return stale.count
         }
     }
 

@@ -3,14 +3,10 @@ public enum PercentDecoding {
     /// The decoded text, or nil when an escape is malformed or the result is not UTF-8.
     /// With `plusAsSpace`, `+` means a space (application/x-www-form-urlencoded).
     public static func decode(_ text: some StringProtocol, plusAsSpace: Bool = false) -> String? {
-        decode(bytes: text.utf8, plusAsSpace: plusAsSpace)
+        decode(text.utf8, plusAsSpace: plusAsSpace)
     }
 
     public static func decode(_ encoded: some Collection<UInt8>, plusAsSpace: Bool = false) -> String? {
-        decode(bytes: encoded, plusAsSpace: plusAsSpace)
-    }
-
-    private static func decode(bytes encoded: some Collection<UInt8>, plusAsSpace: Bool) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(encoded.count)
         var iterator = encoded.makeIterator()

@@ -58,7 +58,7 @@ struct AccountDeletion: Sendable {
     func route(_ authenticator: SessionAuthenticator, logger: Logger) -> HTTPHandler {
         { request in
             do throws(SessionAuthenticator.Refusal) {
-                let found = try await authenticator.authenticate(request, changesState: true)
+                let found = try await authenticator.authenticate(request, origin: .ours)
                 do {
                     let revocation = try await delete(userID: found.user.id)
                     let body = JSONValue.object(JSONObject([("status", .string("deleted")), ("apple_revocation", .string(revocation))]))

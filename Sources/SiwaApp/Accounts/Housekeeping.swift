@@ -27,7 +27,8 @@ struct Housekeeping: Sendable {
     @discardableResult
     func runOnce() async -> Int {
         let now = clock()
-        sessions.sweepCache()
+        // After the prune, so the entries of the sessions it deleted go in the same pass.
+        defer { sessions.sweepCache() }
         do {
             return try await sessions.pruneExpired(now: now, idleTTL: idleTTL)
                 + replay.prune(now: now)

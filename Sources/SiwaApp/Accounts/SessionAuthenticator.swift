@@ -23,22 +23,18 @@ struct SessionAuthenticator: Sendable {
     /// What a cookie-authenticated request must show of where it came from.
     enum OriginCheck: Sendable {
         /// Reads: nothing.
-        case none
+        case notChecked
         /// `/api/*` changes (SPEC §7): `Origin` equal to `public_url`'s.
-        case exact
+        case ours
         /// The account page's forms: our origin, or the opaque `null` that browsers send for
         /// every form POST from a page with `Referrer-Policy: no-referrer` (which SPEC requires of
         /// our pages). A foreign origin is still refused; the CSRF token is the proof.
-        case exactOrOpaque
+        case oursOrOpaque
     }
 
     enum Refusal: Error {
         case unauthenticated
         case forbidden
-    }
-
-    func authenticate(_ request: HTTPRequest, changesState: Bool) async throws(Refusal) -> Authenticated {
-        try await authenticate(request, origin: changesState ? .exact : .none)
     }
 
     func authenticate(_ request: HTTPRequest, origin check: OriginCheck) async throws(Refusal) -> Authenticated {
@@ -57,9 +53,9 @@ struct SessionAuthenticator: Sendable {
         if viaCookie {
             let origin = request.headers["Origin"]
             switch check {
-            case .none: break
-            case .exact: if origin != publicOrigin { throw .forbidden }
-            case .exactOrOpaque: if origin != publicOrigin, origin != "null" { throw .forbidden }
+            case .notChecked: break
+            case .ours: if origin != publicOrigin { throw .forbidden }
+            case .oursOrOpaque: if origin != publicOrigin, origin != "null" { throw .forbidden }
             }
         }
         try? await batcher.touch(found.0.id, at: now)

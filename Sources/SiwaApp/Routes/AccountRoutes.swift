@@ -19,7 +19,7 @@ enum AccountRoutes {
 
         router.add(.get, "/api/me") { request in
             do throws(SessionAuthenticator.Refusal) {
-                let found = try await authenticator.authenticate(request, changesState: false)
+                let found = try await authenticator.authenticate(request, origin: .notChecked)
                 return HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(UserJSON.value(found.user)))
             } catch {
                 return SessionAuthenticator.response(for: error)
@@ -28,7 +28,7 @@ enum AccountRoutes {
 
         router.add(.post, "/api/logout") { request in
             do throws(SessionAuthenticator.Refusal) {
-                let found = try await authenticator.authenticate(request, changesState: true)
+                let found = try await authenticator.authenticate(request, origin: .ours)
                 _ = try? await sessions.end(id: found.session.id, userID: found.user.id)
                 return HTTPResponse(status: 204)
             } catch {
@@ -38,7 +38,7 @@ enum AccountRoutes {
 
         router.add(.get, "/api/sessions") { request in
             do throws(SessionAuthenticator.Refusal) {
-                let found = try await authenticator.authenticate(request, changesState: false)
+                let found = try await authenticator.authenticate(request, origin: .notChecked)
                 let list = (try? sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)) ?? []
                 let items = list.map { session -> JSONValue in
                     .object(JSONObject([
@@ -58,7 +58,7 @@ enum AccountRoutes {
 
         router.add(.delete, "/api/sessions/{id}") { request in
             do throws(SessionAuthenticator.Refusal) {
-                let found = try await authenticator.authenticate(request, changesState: true)
+                let found = try await authenticator.authenticate(request, origin: .ours)
                 let id = request.pathParameters["id"] ?? ""
                 // Another user's session, or one already ended, is simply not found.
                 guard (try? await sessions.end(id: id, userID: found.user.id)) == true else {

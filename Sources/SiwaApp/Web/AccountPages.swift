@@ -15,7 +15,7 @@ struct AccountPages: Sendable {
     let logger: Logger
 
     func home(_ request: HTTPRequest) async -> HTTPResponse {
-        if (try? await authenticator.authenticate(request, changesState: false)) != nil { return Pages.seeOther("/account") }
+        if (try? await authenticator.authenticate(request, origin: .notChecked)) != nil { return Pages.seeOther("/account") }
         let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
         let notice: String? =
             if query["error"] == "cancelled" { "You cancelled signing in with Apple." }
@@ -27,7 +27,7 @@ struct AccountPages: Sendable {
     }
 
     func account(_ request: HTTPRequest) async -> HTTPResponse {
-        guard let found = try? await authenticator.authenticate(request, changesState: false) else { return Pages.seeOther("/") }
+        guard let found = try? await authenticator.authenticate(request, origin: .notChecked) else { return Pages.seeOther("/") }
         let list = (try? sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)) ?? []
         let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
         let notice: String? =
@@ -81,7 +81,7 @@ struct AccountPages: Sendable {
     ) async -> HTTPResponse {
         let found: SessionAuthenticator.Authenticated
         do throws(SessionAuthenticator.Refusal) {
-            found = try await authenticator.authenticate(request, origin: .exactOrOpaque)
+            found = try await authenticator.authenticate(request, origin: .oursOrOpaque)
         } catch {
             switch error {
             case .unauthenticated: return Pages.seeOther("/")
