@@ -111,6 +111,11 @@ private struct Reader {
         position += 1
         var members: [(key: String, value: JSONValue)] = []
         members.reserveCapacity(16)
+        // Small objects (every object Apple or a client sends) are checked for duplicates by a
+        // scan; past `scanLimit` members the keys go into a set, so a hostile body of many short
+        // keys costs linear time, not quadratic.
+        let scanLimit = 16
+        var seen: Set<String> = []
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
@@ -120,7 +125,14 @@ private struct Reader {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
             let key = try string()
-            if members.contains(where: { $0.key == key }) { throw fail("duplicate member \"\(key.prefix(40))\"") }
+            let isDuplicate: Bool
+            if members.count < scanLimit {
+                isDuplicate = members.contains { $0.key == key }
+            } else {
+                if seen.isEmpty { seen = Set(members.map(\.key)) }
+                isDuplicate = !seen.insert(key).inserted
+            }
+            if isDuplicate { throw fail("duplicate member \"\(key.prefix(40))\"") }
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             position += 1

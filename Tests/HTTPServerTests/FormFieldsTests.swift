@@ -45,4 +45,10 @@ import Testing
         #expect(again.fields.map(\.name) == fields.map(\.0))
         #expect(again.fields.map(\.value) == fields.map(\.1))
     }
+
+    @Test func aRepeatAmongManyFieldsIsFoundThroughTheSet() throws {
+        let fields = (0..<50_000).map { "f\($0)=1" }.joined(separator: "&")
+        #expect(try FormFields(parsing: fields).fields.count == 50_000)
+        #expect(throws: FormFields.Failure.duplicate("f7")) { try FormFields(parsing: fields + "&f7=2") }
+    }
 }

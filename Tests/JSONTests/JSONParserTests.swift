@@ -81,4 +81,17 @@ import Testing
         let text = #"{"iss":"https://appleid.apple.com","aud":["a","b"],"exp":1700000000,"email_verified":"true","nested":{"k":[{}]}}"#
         #expect(JSONWriter.string(try JSONParser.parse(text)) == text)
     }
+
+    /// 130,000 short distinct keys (about 1 MiB) parse, and a repeat at the very end is still
+    /// found: duplicates are checked through a set past a few members, not by a scan each.
+    @Test func manyKeysAreCheckedForDuplicatesInLinearTime() throws {
+        var text = "{"
+        for index in 0..<130_000 { text += "\"k\(index)\":0," }
+        let distinct = text.dropLast() + "}"
+        var parser = JSONParser()
+        parser.maxBytes = 4 << 20
+        #expect(try parser.parse(Array(distinct.utf8)).object?.members.count == 130_000)
+        let repeated = text + "\"k5\":1}"
+        #expect(throws: JSONParser.Failure.self) { try parser.parse(Array(repeated.utf8)) }
+    }
 }

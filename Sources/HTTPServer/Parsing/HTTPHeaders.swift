@@ -37,6 +37,13 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.filter { Self.equalsIgnoringCase($0.name, name) }.map(\.value)
     }
 
+    /// Every line of a list-valued field joined in order with ", " (RFC 9110 §5.3): proxies
+    /// such as HAProxy append a new `X-Forwarded-For` line rather than extend the last one.
+    public func combinedValue(_ name: String) -> String? {
+        let values = values(name)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
+
     public func contains(_ name: String) -> Bool { self[name] != nil }
 
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }

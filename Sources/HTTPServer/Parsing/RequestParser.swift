@@ -60,6 +60,13 @@ public struct RequestParser {
     /// Bytes received and not yet handed out as part of a request.
     public var bufferedByteCount: Int { buffer.count - start }
 
+    /// Bytes of the request being received that the parser holds: buffered input plus a
+    /// chunked body decoded so far. What a connection costs in memory, and how far its body got.
+    public var heldByteCount: Int {
+        if case .chunked(_, let chunked) = state { return bufferedByteCount + chunked.body.count }
+        return bufferedByteCount
+    }
+
     /// True once any byte of the next request has arrived (leading blank lines aside).
     public var hasPartialRequest: Bool {
         if case .head = state {

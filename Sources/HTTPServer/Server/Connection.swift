@@ -16,10 +16,10 @@ final class Connection {
     }
 
     let fd: Int32
-    private let peer: sockaddr_storage
+    /// The peer's IP address, as the socket says.
+    let remoteAddress: String
     private unowned let loop: EventLoop
     private var parser: RequestParser
-    private lazy var remoteAddress = ListeningSocket.formatAddress(peer)
 
     private var output: [UInt8] = []
     private var outputSent = 0
@@ -43,10 +43,14 @@ final class Connection {
     private var servedRequests = 0
     private var deadline: UInt64 = .max
     private var deadlineAction = DeadlineAction.plainClose
+    /// When the current request's head completed with a body still to come; nil otherwise.
+    private var bodyStartedAt: UInt64?
+    /// Bytes of the server's body budget this connection holds.
+    private var reservedBodyBytes = 0
 
-    init(fd: Int32, peer: sockaddr_storage, loop: EventLoop, now: UInt64) {
+    init(fd: Int32, remoteAddress: String, loop: EventLoop, now: UInt64) {
         self.fd = fd
-        self.peer = peer
+        self.remoteAddress = remoteAddress
         self.loop = loop
         self.parser = RequestParser(limits: loop.server.configuration.limits)
         acceptedAt = now
@@ -56,6 +60,7 @@ final class Connection {
     }
 
     private var timeouts: HTTPTimeouts { loop.server.configuration.timeouts }
+    private var limits: HTTPLimits { loop.server.configuration.limits }
     private var hasPendingOutput: Bool { outputSent < output.count }
 
     // MARK: Events
@@ -77,6 +82,10 @@ final class Connection {
             if servedRequests > 0, !inFlight, !parser.hasPartialRequest { requestBegan = now }
             lastReadAt = now
             parser.append(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
+            guard inFlight || reserveBudgetForInput() else {
+                respondAndClose(503, code: "busy", description: "the server is holding too many request bodies; try again shortly")
+                return
+            }
             processInput()
         } else if count == 0 {
             peerClosedInput = true
@@ -105,6 +114,7 @@ final class Connection {
             guard let event else { break }
             switch event {
             case .head(let head):
+                bodyStartedAt = MonotonicClock.now()
                 if head.expectsContinue, !sentContinue {
                     sentContinue = true
                     output.append(contentsOf: ResponseEncoder.continueResponse)
@@ -112,6 +122,7 @@ final class Connection {
                 }
             case .request(let head, let body):
                 sentContinue = false
+                bodyStartedAt = nil
                 dispatch(head, body: body)
             }
         }
@@ -143,7 +154,7 @@ final class Connection {
             keepAlive: head.keepAlive, isHead: head.method == .head,
             acceptsGzip: Gzip.isAccepted(by: head.headers["Accept-Encoding"]),
             requestID: incomingID.flatMap { RequestID.isValid($0) ? $0 : nil } ?? RequestID.make(),
-            started: MonotonicClock.now(), requestBytes: body.count, forwardedFor: head.headers["X-Forwarded-For"])
+            started: MonotonicClock.now(), requestBytes: body.count, forwardedFor: head.headers.combinedValue("X-Forwarded-For"))
 
         switch loop.server.router.match(method: head.method, path: head.path) {
         case .found(let route, let parameters):
@@ -154,11 +165,21 @@ final class Connection {
             let handler = route.handler
             let connection = LoopBound(self)
             let finalContext = context
-            // Preferring this loop's executor: a handler that never suspends runs to the end on
-            // this thread, within this loop iteration.
-            Task(executorPreference: loop) {
-                let response = await handler(request)
-                connection.value.complete(response, context: finalContext)
+            if body.count >= limits.offloadBodyBytes {
+                // Parsing a large body takes milliseconds: on the global executor, so the loop's
+                // other connections are not kept waiting; the response comes back to the loop.
+                let loop = loop
+                Task(executorPreference: globalConcurrentExecutor) {
+                    let response = await handler(request)
+                    Task(executorPreference: loop) { connection.value.complete(response, context: finalContext) }
+                }
+            } else {
+                // Preferring this loop's executor: a handler that never suspends runs to the end
+                // on this thread, within this loop iteration.
+                Task(executorPreference: loop) {
+                    let response = await handler(request)
+                    connection.value.complete(response, context: finalContext)
+                }
             }
         case .methodNotAllowed(let allow):
             var response = HTTPResponse.error(405, code: "method_not_allowed", description: "\(head.method) is not allowed here")
@@ -172,6 +193,7 @@ final class Connection {
     /// Queues a response; runs on the loop thread.
     func complete(_ response: HTTPResponse, context: ResponseContext) {
         inFlight = false
+        releaseBudget()
         let now = MonotonicClock.now()
         var record = AccessRecord(
             method: context.method, path: context.path, route: context.route, status: response.status,
@@ -284,6 +306,10 @@ final class Connection {
 
     func checkDeadline(now: UInt64) {
         guard !isClosed else { return }
+        if isBodyTooSlow(now: now) {
+            respondAndClose(408, code: "request_timeout", description: "the request body arrived too slowly")
+            return
+        }
         if now >= deadline {
             switch deadlineAction {
             case .plainClose, .close:
@@ -300,6 +326,36 @@ final class Connection {
         }
     }
 
+    // MARK: Limits
+
+    /// A body that has had its grace period must have averaged the minimum rate since: a
+    /// trickle of a byte every few seconds keeps resetting `bodyProgress`, but not this.
+    private func isBodyTooSlow(now: UInt64) -> Bool {
+        guard let bodyStartedAt, !inFlight, parser.isReceivingBody else { return false }
+        let grace = timeouts.bodyGrace.nanoseconds
+        guard now > bodyStartedAt &+ grace else { return false }
+        let elapsed = now - bodyStartedAt - grace
+        let required = elapsed.multipliedReportingOverflow(by: UInt64(limits.minBodyBytesPerSecond))
+        return !required.overflow && UInt64(parser.heldByteCount) < required.partialValue / 1_000_000_000
+    }
+
+    /// Draws on the server's body budget for what the parser holds beyond the free allowance,
+    /// in 64 KiB steps; false when the budget is spent.
+    private func reserveBudgetForInput() -> Bool {
+        let needed = parser.heldByteCount - limits.freeBufferBytes - reservedBodyBytes
+        guard needed > 0 else { return true }
+        let step = 64 * 1024
+        let amount = (needed + step - 1) / step * step
+        guard loop.server.reserveBodyBytes(amount) else { return false }
+        reservedBodyBytes += amount
+        return true
+    }
+
+    private func releaseBudget() {
+        loop.server.releaseBodyBytes(reservedBodyBytes)
+        reservedBodyBytes = 0
+    }
+
     // MARK: Closing
 
     func serverStopping() {
@@ -312,6 +368,7 @@ final class Connection {
     private func close() {
         guard !isClosed else { return }
         isClosed = true
+        releaseBudget()
         Glibc.close(fd)
         loop.connectionClosed(self)
     }

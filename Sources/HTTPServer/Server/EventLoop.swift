@@ -173,9 +173,15 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
                     return
                 }
             }
+            let peer = ListeningSocket.formatAddress(address)
+            guard server.admitConnection(from: peer) else {
+                // Over a cap: closed at once, before a byte is read or a buffer is made.
+                close(fd)
+                continue
+            }
             var noDelay: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
-            let connection = Connection(fd: fd, peer: address, loop: self, now: MonotonicClock.now())
+            let connection = Connection(fd: fd, remoteAddress: peer, loop: self, now: MonotonicClock.now())
             connections[fd] = connection
             register(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
         }
@@ -183,6 +189,7 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     func connectionClosed(_ connection: Connection) {
         connections.removeValue(forKey: connection.fd)
+        server.connectionEnded(from: connection.remoteAddress)
     }
 
     func register(_ fd: Int32, events: UInt32) {
@@ -245,6 +252,9 @@ final class ServerContext: Sendable {
     let logger: Logger
     private let onAllLoopsExited: @Sendable () -> Void
     private let runningLoops: Atomic<Int>
+    private let openConnections = Mutex<(total: Int, byAddress: [String: Int])>((0, [:]))
+    /// Bytes of `limits.bufferedBodyBudget` not yet reserved by a connection.
+    private let bodyBudgetLeft: Atomic<Int>
 
     init(
         router: Router, configuration: HTTPServerConfiguration, observer: (any HTTPServerObserver)?, logger: Logger,
@@ -256,6 +266,51 @@ final class ServerContext: Sendable {
         self.logger = logger
         self.runningLoops = Atomic(loops)
         self.onAllLoopsExited = onAllLoopsExited
+        self.bodyBudgetLeft = Atomic(configuration.limits.bufferedBodyBudget)
+    }
+
+    /// Counts a new connection, or refuses it when it would pass `maxConnections` or the
+    /// per-address cap. Once per connection, so one lock shared by the loops costs nothing.
+    func admitConnection(from address: String) -> Bool {
+        let limits = configuration.limits
+        let capped = !configuration.isExemptFromAddressCap(address)
+        return openConnections.withLock { open in
+            guard open.total < limits.maxConnections else { return false }
+            if capped {
+                let fromAddress = open.byAddress[address, default: 0]
+                guard fromAddress < limits.maxConnectionsPerAddress else { return false }
+                open.byAddress[address] = fromAddress + 1
+            }
+            open.total += 1
+            return true
+        }
+    }
+
+    func connectionEnded(from address: String) {
+        openConnections.withLock { open in
+            open.total -= 1
+            if let count = open.byAddress[address] {
+                open.byAddress[address] = count > 1 ? count - 1 : nil
+            }
+        }
+    }
+
+    var openConnectionCount: Int { openConnections.withLock { $0.total } }
+
+    /// Takes `bytes` from the shared body budget; false when not enough is left.
+    func reserveBodyBytes(_ bytes: Int) -> Bool {
+        var left = bodyBudgetLeft.load(ordering: .relaxed)
+        while true {
+            guard left >= bytes else { return false }
+            let (exchanged, original) = bodyBudgetLeft.compareExchange(
+                expected: left, desired: left - bytes, ordering: .relaxed)
+            if exchanged { return true }
+            left = original
+        }
+    }
+
+    func releaseBodyBytes(_ bytes: Int) {
+        if bytes > 0 { bodyBudgetLeft.add(bytes, ordering: .relaxed) }
     }
 
     func loopExited() {

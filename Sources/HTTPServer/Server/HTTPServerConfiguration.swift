@@ -6,6 +6,8 @@ public struct HTTPTimeouts: Sendable, Equatable {
     public var header: Duration = .seconds(10)
     /// Longest gap without a byte while a body is arriving.
     public var bodyProgress: Duration = .seconds(10)
+    /// How long a body may arrive at any pace before `HTTPLimits.minBodyBytesPerSecond` applies.
+    public var bodyGrace: Duration = .seconds(10)
     /// An open connection with no request started.
     public var idle: Duration = .seconds(60)
     /// Longest gap without the client taking response bytes.
@@ -28,6 +30,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var threads: Int
     public var limits: HTTPLimits
     public var timeouts: HTTPTimeouts
+    /// Peers the per-address connection cap does not apply to: trusted proxies carry many
+    /// clients on their connections.
+    public var isExemptFromAddressCap: @Sendable (String) -> Bool = { _ in false }
 
     public init(
         host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
