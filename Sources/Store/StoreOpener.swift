@@ -8,6 +8,7 @@ public enum StoreOpener {
         // Sessions and users are tracked so authenticated requests can be served from memory.
         let database = try Database(path: path, readers: readers, trackedTables: ["sessions", "users"])
         do {
+            try FreePages.enableReclaiming(database)
             try Migrator(Schema.migrations).migrate(database)
         } catch {
             database.close()
@@ -22,6 +23,7 @@ public enum StoreOpener {
     public static func migrate(path: String) throws -> [Migration] {
         let database = try Database(path: path, readers: 1)
         defer { database.close() }
+        try FreePages.enableReclaiming(database)
         return try Migrator(Schema.migrations).migrate(database)
     }
 }

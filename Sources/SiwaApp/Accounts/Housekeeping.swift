@@ -11,6 +11,8 @@ struct Housekeeping: Sendable {
     let pendingProfiles: PendingProfileStore
     let webSignIns: WebSignInStore
     let idleTTL: Int64
+    /// Returns the pages of deleted rows to the file system (SQLite keeps them otherwise).
+    var reclaimFreePages: @Sendable () async throws -> Void = {}
     let logger: Logger
     let clock: @Sendable () -> Int64
 
@@ -30,10 +32,12 @@ struct Housekeeping: Sendable {
         // After the prune, so the entries of the sessions it deleted go in the same pass.
         defer { sessions.sweepCache() }
         do {
-            return try await sessions.pruneExpired(now: now, idleTTL: idleTTL)
+            let deleted = try await sessions.pruneExpired(now: now, idleTTL: idleTTL)
                 + replay.prune(now: now)
                 + pendingProfiles.prune(now: now)
                 + webSignIns.prune(now: now)
+            try await reclaimFreePages()
+            return deleted
         } catch {
             logger.warning("housekeeping could not delete expired rows", metadata: ["error": "\(error)"])
             return 0

@@ -209,6 +209,8 @@ extension Configuration {
 
         threads = try reader.integer(.threads, in: 1...Self.maximumThreads) ?? threads
         maxBodyBytes = try reader.integer(.maxBodyBytes, in: 1...Self.maximumBodyBytes) ?? maxBodyBytes
+        maxConnections = try reader.integer(.maxConnections, in: 1...Self.maximumConnections) ?? maxConnections
+        if let rate = try reader.rate(.rateLimit) { rateLimit = rate }
 
         revocationBackoff = try Self.positive(reader, .revocationBackoff) ?? revocationBackoff
         revocationBackoffMax = try Self.positive(reader, .revocationBackoffMax) ?? revocationBackoffMax

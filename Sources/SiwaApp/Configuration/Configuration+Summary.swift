@@ -35,6 +35,8 @@ extension Configuration {
             case .maxBodyBytes: value = String(maxBodyBytes)
             case .revocationBackoff: value = DurationParser.format(revocationBackoff)
             case .revocationBackoffMax: value = DurationParser.format(revocationBackoffMax)
+            case .maxConnections: value = String(maxConnections)
+            case .rateLimit: value = rateLimit?.description ?? "0 (off)"
             }
             return (key.rawValue, value)
         }

@@ -59,6 +59,9 @@ public struct Configuration: Sendable, Equatable {
     public var maxBodyBytes: Int
     public var revocationBackoff: Duration
     public var revocationBackoffMax: Duration
+    public var maxConnections: Int
+    /// Per client address, on the routes that write for clients not signed in; nil is off.
+    public var rateLimit: RateLimit?
 
     public static let defaultPublicURL = "http://localhost:8080"
     public static let defaultAppleBaseURL = "https://appleid.apple.com"
@@ -66,6 +69,7 @@ public struct Configuration: Sendable, Equatable {
     public static let defaultFile = "Config/siwa.json"
     public static let maximumThreads = 256
     public static let maximumBodyBytes = 64 * 1024 * 1024
+    public static let maximumConnections = 1_000_000
 
     /// The defaults of SPEC section 3, as for a process whose output is not a terminal.
     public init() {
@@ -95,6 +99,8 @@ public struct Configuration: Sendable, Equatable {
         maxBodyBytes = 1_048_576
         revocationBackoff = .seconds(5)
         revocationBackoffMax = .seconds(3_600)
+        maxConnections = 10_000
+        rateLimit = RateLimit(requests: 600, perSeconds: 60)
     }
 
     /// One I/O thread per active processor, within 1...256.

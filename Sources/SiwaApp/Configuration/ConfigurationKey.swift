@@ -25,6 +25,8 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case maxBodyBytes = "max_body_bytes"
     case revocationBackoff = "revocation_backoff"
     case revocationBackoffMax = "revocation_backoff_max"
+    case maxConnections = "max_connections"
+    case rateLimit = "rate_limit"
 
     /// `SIWA_` + the key upper-cased.
     public var environmentName: String { "SIWA_" + rawValue.uppercased() }

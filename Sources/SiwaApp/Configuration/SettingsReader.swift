@@ -24,6 +24,22 @@ struct SettingsReader {
         return text.trimmedSetting
     }
 
+    /// A rate such as `600/m`, or `0` (as a string or a number) for off; `.some(nil)` is off.
+    func rate(_ key: ConfigurationKey) throws(ConfigurationError) -> RateLimit?? {
+        guard let value = present(key) else { return nil }
+        let text: String
+        switch value {
+        case .string(let string): text = string.trimmedSetting
+        case .integer(let number): text = "\(number)"
+        default: throw wrongKind(key, value, expected: "a rate such as 600/m")
+        }
+        do {
+            return .some(try RateLimit.parse(text))
+        } catch {
+            throw ConfigurationError(key, "\(ConfigurationError.quote(text)) is not a rate (use e.g. 600/m, 10/s, 1000/h, or 0 for off)")
+        }
+    }
+
     /// A comma-separated string or an array of strings; entries trimmed, duplicates dropped.
     func list(_ key: ConfigurationKey) throws(ConfigurationError) -> [String]? {
         guard let value = present(key) else { return nil }

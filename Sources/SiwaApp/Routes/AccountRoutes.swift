@@ -4,8 +4,12 @@ import Store
 
 /// The session and account routes of SPEC §4 "Sessions and account", and the nonce route.
 enum AccountRoutes {
-    static func register(on router: inout Router, authenticator: SessionAuthenticator, sessions: SessionStore, replay: ReplayGuard) {
-        router.add(.post, "/api/auth/apple/nonce") { _ in
+    /// - Parameter limited: wraps the routes that write for clients not signed in (`rate_limit`).
+    static func register(
+        on router: inout Router, authenticator: SessionAuthenticator, sessions: SessionStore, replay: ReplayGuard,
+        limited: (@escaping HTTPHandler) -> HTTPHandler
+    ) {
+        router.add(.post, "/api/auth/apple/nonce", limited { _ in
             do {
                 let nonce = try await replay.issueNonce(now: authenticator.clock())
                 let body = JSONValue.object(JSONObject([
@@ -15,7 +19,7 @@ enum AccountRoutes {
             } catch {
                 return .error(500, code: "internal_error", description: "could not issue a nonce")
             }
-        }
+        })
 
         router.add(.get, "/api/me") { request in
             do throws(SessionAuthenticator.Refusal) {

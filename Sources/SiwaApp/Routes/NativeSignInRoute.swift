@@ -40,12 +40,10 @@ struct NativeSignInRoute: Sendable {
         var input = SignIn.Input(identityToken: token)
         input.authorizationCode = try optionalString("authorization_code")
         input.nonce = try optionalString("nonce")
-        input.deviceName = try optionalString("device_name").map { String($0.prefix(100)) }
+        input.deviceName = try optionalString("device_name").map { StoredText.cut($0) }
         if let user = object["user"], !user.isNull {
             guard let user = user.object else { throw .invalidRequest("user must be an object") }
-            let name = user["name"]?.object
-            input.profile = ClientProfile(
-                givenName: name?["firstName"]?.string, familyName: name?["lastName"]?.string, email: user["email"]?.string)
+            input.profile = AppleUserObject.profile(from: user)
         }
         return input
     }

@@ -309,7 +309,7 @@ enum OpenAPIDocument {
                   "email": {"type": ["string", "null"]}
                 }
               },
-              "device_name": {"type": ["string", "null"], "description": "Shown in the session list (at most 100 characters kept)."}
+              "device_name": {"type": ["string", "null"], "description": "Shown in the session list (at most 256 bytes of UTF-8 kept)."}
             }
           },
           "SignInResponse": {

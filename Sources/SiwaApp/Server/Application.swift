@@ -39,6 +39,11 @@ public final class Application: Sendable {
         self.apple = apple
 
         var router = Router()
+        let rateLimiter = configuration.rateLimit.map { ClientRateLimiter(limit: $0) }
+        let trustedProxies = configuration.trustedProxies
+        let limited: (@escaping HTTPHandler) -> HTTPHandler = { handler in
+            rateLimiter?.guarding(trustedProxies: trustedProxies, handler) ?? handler
+        }
         HealthRoutes.register(on: &router, readiness: Readiness(database: database, keys: apple.keys), metrics: metrics)
         let notifications = NotificationProcessor(
             database: database, keys: apple.keys, audiences: configuration.clientIDs.isEmpty ? nil : Set(configuration.clientIDs),
@@ -65,8 +70,8 @@ public final class Application: Sendable {
         metrics.countActiveSessions { try? sessions.countLive(now: Clocks.wallSeconds(), idleTTL: idleTTL) }
         housekeeping = Housekeeping(
             sessions: sessions, replay: replay, pendingProfiles: pendingProfiles, webSignIns: WebSignInStore(database: database),
-            idleTTL: idleTTL, logger: logger, clock: Clocks.wallSeconds)
-        AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: replay)
+            idleTTL: idleTTL, reclaimFreePages: { try await FreePages.reclaim(database) }, logger: logger, clock: Clocks.wallSeconds)
+        AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: replay, limited: limited)
         let revocationQueue = try RevocationQueue(database: database, key: dataKey)
         let signIn = SignIn(
             configuration: configuration, database: database, keys: apple.keys, api: apple.api, vault: tokenVault,
@@ -74,7 +79,7 @@ public final class Application: Sendable {
             clock: Clocks.wallSeconds)
         let cookies = SessionCookies(publicOrigin: configuration.publicOrigin)
         let nativeSignIn = NativeSignInRoute(signIn: signIn, cookies: cookies)
-        router.add(.post, "/api/auth/apple") { request in await nativeSignIn.handle(request) }
+        router.add(.post, "/api/auth/apple", limited { request in await nativeSignIn.handle(request) })
         let revoker = Revoker(
             api: apple.api, queue: revocationQueue, backoff: Int64(configuration.revocationBackoff.components.seconds),
             backoffMax: Int64(configuration.revocationBackoffMax.components.seconds), metrics: metrics, logger: logger,
@@ -102,12 +107,17 @@ public final class Application: Sendable {
                 csrf: CSRFToken(dataKey: dataKey), mode: signInMode, logger: logger),
             signIn: WebSignIn(
                 configuration: configuration, store: webSignIns, signIn: signIn, cookies: cookies, logger: logger,
-                clock: Clocks.wallSeconds))
+                clock: Clocks.wallSeconds),
+            limited: limited)
 
         routes = router.routes.map { ($0.method.rawValue, $0.pattern) }
         var http = HTTPServerConfiguration(
             host: configuration.listen.host, port: configuration.listen.port, threads: configuration.threads)
         http.limits.maxBodyBytes = configuration.maxBodyBytes
+        http.limits.maxConnections = configuration.maxConnections
+        // A trusted proxy brings many clients over its connections: the per-address cap would
+        // count them as one.
+        http.isExemptFromAddressCap = { trustedProxies.contains($0) }
         server = HTTPServer(
             configuration: http, router: router,
             observer: RequestLogObserver(

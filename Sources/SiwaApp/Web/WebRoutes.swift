@@ -3,11 +3,12 @@ import HTTPServer
 /// The routes people use in a browser (SPEC §4 "Web flow"): the pages, the redirect to Apple and
 /// Apple's callback, the account page's forms, and the pages' stylesheet and script.
 enum WebRoutes {
-    static func register(on router: inout Router, pages: AccountPages, signIn: WebSignIn) {
+    /// - Parameter limited: wraps the routes that write for clients not signed in (`rate_limit`).
+    static func register(on router: inout Router, pages: AccountPages, signIn: WebSignIn, limited: (@escaping HTTPHandler) -> HTTPHandler) {
         router.add(.get, "/") { await pages.home($0) }
         router.add(.get, "/account") { await pages.account($0) }
-        router.add(.get, "/auth/apple/login") { await signIn.login($0) }
-        router.add(.post, "/auth/apple/callback") { await signIn.callback($0) }
+        router.add(.get, "/auth/apple/login", limited { await signIn.login($0) })
+        router.add(.post, "/auth/apple/callback", limited { await signIn.callback($0) })
         router.add(.post, "/account/logout") { await pages.logout($0) }
         router.add(.post, "/account/sessions/end-others") { await pages.endOtherSessions($0) }
         router.add(.post, "/account/sessions/{id}/end") { await pages.endSession($0) }

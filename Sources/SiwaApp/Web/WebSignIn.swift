@@ -152,9 +152,7 @@ struct WebSignIn: Sendable {
         input.deviceName = DeviceName.describe(userAgent: request.headers["User-Agent"])
         // Apple's one-time `user`: a JSON string inside the form field (APPLE.md §1.2).
         if let user = fields.nonEmpty("user"), let object = try? JSONParser.parse(user).object {
-            let name = object["name"]?.object
-            input.profile = ClientProfile(
-                givenName: name?["firstName"]?.string, familyName: name?["lastName"]?.string, email: object["email"]?.string)
+            input.profile = AppleUserObject.profile(from: object)
         }
         return (pending, input)
     }
