@@ -100,7 +100,15 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         #expect(config.maxBodyBytes == 1_048_576)
         #expect(config.revocationBackoff == .seconds(5))
         #expect(config.revocationBackoffMax == .seconds(3_600))
+        #expect(config.maxConnections == 10_000)
+        #expect(config.rateLimit == RateLimit(requests: 600, perSeconds: 60))
         #expect(config == Configuration())
+    }
+
+    @Test func rateLimitTakesARateOrZeroForOff() throws {
+        #expect(try load(["SIWA_RATE_LIMIT": "10/s"]).rateLimit == RateLimit(requests: 10, perSeconds: 1))
+        #expect(try load(["SIWA_RATE_LIMIT": "0"]).rateLimit == nil)
+        #expect(try load(["SIWA_MAX_CONNECTIONS": "64"]).maxConnections == 64)
     }
 
     @Test func logFormatDefaultsToTextOnATerminal() throws {
@@ -434,6 +442,12 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         .init("revocation_backoff", "soon"),
         .init("revocation_backoff_max", "1s", also: ["SIWA_REVOCATION_BACKOFF": "5s"]),
         .init("revocation_backoff_max", "0"),
+        .init("max_connections", "0"),
+        .init("max_connections", "lots"),
+        .init("rate_limit", "600"),
+        .init("rate_limit", "600/d"),
+        .init("rate_limit", "0/m"),
+        .init("rate_limit", "-5/s"),
     ]
 
     @Test(arguments: invalidSettings)

@@ -52,6 +52,7 @@ enum OpenAPIDocument {
             "summary": "A server-issued nonce: single use, valid 10 minutes. Optional; clients may make their own.",
             "responses": {
               "201": {"description": "Issued.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Nonce"}}}},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
               "500": {"$ref": "#/components/responses/InternalError"}
             }
           }
@@ -70,6 +71,7 @@ enum OpenAPIDocument {
               "400": {"description": "`invalid_request`: the body is not JSON or a field is missing or of the wrong type.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "401": {"description": "`invalid_token` (error_description is the reason code) or `invalid_grant` (Apple refused the code).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
               "500": {"$ref": "#/components/responses/InternalError"},
               "502": {"description": "`apple_unavailable`: Apple unreachable, timed out or failing.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "503": {"description": "`keys_unavailable`: Apple's signing keys are not loaded (fresh or persisted).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
@@ -182,6 +184,7 @@ enum OpenAPIDocument {
             "responses": {
               "302": {"description": "To Apple (response_type=code id_token, response_mode=form_post, scope=name email)."},
               "400": {"description": "`invalid_request`: return_to is not allowed, or the query is malformed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
               "500": {"description": "Sign in is not set up (no web_client_id) or cannot start.", "content": {"text/html": {"schema": {"type": "string"}}}}
             }
           }
@@ -197,6 +200,7 @@ enum OpenAPIDocument {
               "303": {"description": "Signed in: to return_to with the siwa_session cookie; or error=user_cancelled_authorize: to /?error=cancelled."},
               "400": {"$ref": "#/components/responses/WebError"},
               "401": {"$ref": "#/components/responses/WebError"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
               "500": {"$ref": "#/components/responses/WebError"},
               "502": {"$ref": "#/components/responses/WebError"}
             }
@@ -275,6 +279,11 @@ enum OpenAPIDocument {
           "WebError": {"description": "An HTML page saying what went wrong; nothing was created or changed.", "content": {"text/html": {"schema": {"type": "string"}}}},
           "Unauthenticated": {"description": "`unauthenticated`: no live session.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
           "Forbidden": {"description": "`forbidden`: a cookie-authenticated change without this site's Origin.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "TooManyRequests": {
+            "description": "`too_many_requests`: this client address is past rate_limit; nothing was stored.",
+            "headers": {"Retry-After": {"description": "Seconds until the next request is allowed.", "schema": {"type": "integer", "minimum": 1}}},
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+          },
           "PayloadTooLarge": {"description": "`payload_too_large`: the body is over max_body_bytes.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
           "InternalError": {"description": "`internal_error`: the change could not be stored; nothing changed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
         },
