@@ -28,23 +28,23 @@ struct NativeSignInRoute: Sendable {
     }
 
     static func parse(_ body: [UInt8]) throws(SignIn.Failure) -> SignIn.Input {
-        guard let object = try? JSONParser.parse(body).object else { throw .invalidRequest("the body must be a JSON object") }
-        guard let token = object["identity_token"]?.string, !token.isEmpty else {
-            throw .invalidRequest("identity_token is required and must be a non-empty string")
+        let parsed: SignInRequestBody
+        do {
+            parsed = try SignInRequestBody(parsing: body)
+        } catch {
+            throw .invalidRequest(error.description)
         }
-        func optionalString(_ key: String) throws(SignIn.Failure) -> String? {
-            guard let value = object[key], !value.isNull else { return nil }
-            guard let text = value.string else { throw .invalidRequest("\(key) must be a string") }
-            return text.isEmpty ? nil : text
-        }
-        var input = SignIn.Input(identityToken: token)
-        input.authorizationCode = try optionalString("authorization_code")
-        input.nonce = try optionalString("nonce")
-        input.deviceName = try optionalString("device_name").map { StoredText.cut($0) }
-        if let user = object["user"], !user.isNull {
-            guard let user = user.object else { throw .invalidRequest("user must be an object") }
-            input.profile = AppleUserObject.profile(from: user)
-        }
+        var input = SignIn.Input(identityToken: parsed.identityToken)
+        input.authorizationCode = parsed.authorizationCode
+        input.nonce = parsed.nonce
+        input.deviceName = parsed.deviceName
+        input.profile = parsed.user.map(ClientProfile.init)
         return input
+    }
+}
+
+extension ClientProfile {
+    init(_ user: AppleUserObject) {
+        self.init(givenName: user.givenName, familyName: user.familyName, email: user.email)
     }
 }

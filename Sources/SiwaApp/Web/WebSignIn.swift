@@ -152,7 +152,7 @@ struct WebSignIn: Sendable {
         input.deviceName = DeviceName.describe(userAgent: request.headers["User-Agent"])
         // Apple's one-time `user`: a JSON string inside the form field (APPLE.md §1.2).
         if let user = fields.nonEmpty("user"), let object = try? JSONParser.parse(user).object {
-            input.profile = AppleUserObject.profile(from: object)
+            input.profile = ClientProfile(AppleUserObject(object))
         }
         return (pending, input)
     }
