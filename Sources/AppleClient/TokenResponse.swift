@@ -16,7 +16,8 @@ public struct TokenResponse: Sendable {
         // Documented as "bearer", sent as "Bearer": compare without case.
         tokenType = object["token_type"]?.string ?? "Bearer"
         guard tokenType.lowercased() == "bearer" else { return nil }
-        expiresIn = object["expires_in"]?.integer
+        // A lifetime that is negative or past a year is no lifetime anyone should add to a clock.
+        expiresIn = object["expires_in"]?.integer.flatMap { (0...31_536_000).contains($0) ? $0 : nil }
         refreshToken = object["refresh_token"]?.string
         idToken = object["id_token"]?.string
     }

@@ -71,10 +71,11 @@ public final class AppleIDSimulator: Sendable {
         // Notifications go to the developer's server; two threads are plenty for a test tool.
         let notifications = NotificationSender(context: context, client: try HTTPClient(configuration: HTTPClientConfiguration(workerThreads: 2)))
         self.notifications = notifications
-        self.router = Self.makeRouter(context: context, notifications: notifications)
+        self.router = Self.makeRouter(
+            context: context, notifications: notifications, requestGuard: ControlRequestGuard(listenHost: configuration.host))
     }
 
-    private static func makeRouter(context: SimulatorContext, notifications: NotificationSender) -> Router {
+    private static func makeRouter(context: SimulatorContext, notifications: NotificationSender, requestGuard: ControlRequestGuard) -> Router {
         var router = Router()
         let keys = KeysEndpoint(context: context)
         let authorize = AuthorizeEndpoint(context: context)
@@ -91,7 +92,7 @@ public final class AppleIDSimulator: Sendable {
         router.add(.post, "/auth/authorize", apple(.authorize, authorize.submit))
         router.add(.post, "/auth/token", apple(.token, token.handle))
         router.add(.post, "/auth/revoke", apple(.revoke, revoke.handle))
-        ControlAPI(context: context, notifications: notifications).register(into: &router)
+        ControlAPI(context: context, notifications: notifications, requestGuard: requestGuard).register(into: &router)
         return router
     }
 

@@ -26,11 +26,15 @@ public struct AppleClaims: Sendable {
     /// Present only in notifications.
     public let events: [AppleEvent]?
 
-    /// Reads the claims; a claim of the wrong type where one is required is `malformed`.
+    /// The latest time a claim may name: 9999-12-31T23:59:59Z. Times past it (and before 1970)
+    /// are `malformed`, so adding the leeway, or turning seconds into milliseconds, cannot
+    /// overflow anywhere downstream (a signed `exp` of 2^63 - 1 once crashed the process).
+    public static let latestTime: Int64 = 253_402_300_799
+
     /// Reads the claims in one pass over the members (this runs for every token verified); a
     /// claim of the wrong type where one is required is `malformed`.
     init(_ payload: JSONObject, requireSubject: Bool) throws(TokenFailure) {
-        var issuer: String?, audiences: [String] = [], subject: String?, issuedAt: JSONValue?, expires: JSONValue?
+        var issuer: String?, audiences: [String] = [], subject: String?, issued: JSONValue?, expires: JSONValue?
         var nonce: String?, nonceSupported = false, codeHash: String?, email: String?, emailVerified = false
         var isPrivateEmail = false, realUserStatus = RealUserStatus.unsupported, authTime: Int64?
         var transferSubject: String?, tokenID: String?, events: JSONValue?
@@ -40,11 +44,12 @@ public struct AppleClaims: Sendable {
             case "aud":
                 switch value {
                 case .string(let audience): audiences = [audience]
-                case .array(let list): audiences = list.compactMap(\.string)
+                // A non-string entry is an audience that is not ours, never one to skip.
+                case .array(let list): audiences = list.map { $0.string ?? "" }
                 default: break
                 }
             case "sub": subject = value.string
-            case "iat": issuedAt = value
+            case "iat": issued = value
             case "exp": expires = value
             case "nonce": nonce = value.string
             case "nonce_supported": nonceSupported = Self.flag(value)
@@ -58,7 +63,9 @@ public struct AppleClaims: Sendable {
                 case 2?: realUserStatus = .likelyReal
                 default: realUserStatus = .unsupported
                 }
-            case "auth_time": authTime = value.integer
+            case "auth_time": authTime = try Self.time(value)
+            // Apple sends no `nbf`; one that is there must at least be a time.
+            case "nbf": _ = try Self.time(value)
             case "transfer_sub": transferSubject = value.string
             case "jti": tokenID = value.string
             case "events": events = value
@@ -66,13 +73,8 @@ public struct AppleClaims: Sendable {
             }
         }
         if requireSubject, subject == nil || subject!.isEmpty { throw .malformed }
-        guard let issuedAt = issuedAt?.integer else { throw .malformed }
-        if let expires, !expires.isNull {
-            guard let value = expires.integer else { throw .malformed }
-            expiresAt = value
-        } else {
-            expiresAt = nil
-        }
+        guard let issued, let issuedAt = try Self.time(issued) else { throw .malformed }
+        expiresAt = try expires.flatMap { value throws(TokenFailure) in try Self.time(value) }
         self.issuer = issuer
         self.audiences = audiences
         self.subject = subject ?? ""
@@ -88,6 +90,13 @@ public struct AppleClaims: Sendable {
         self.transferSubject = transferSubject
         self.tokenID = tokenID
         self.events = try events.map { value throws(TokenFailure) in try AppleEvent.list(from: value) }
+    }
+
+    /// A time claim in whole seconds since 1970 within `0...latestTime`; nil for `null`.
+    static func time(_ value: JSONValue) throws(TokenFailure) -> Int64? {
+        if value.isNull { return nil }
+        guard let seconds = value.integer, (0...latestTime).contains(seconds) else { throw .malformed }
+        return seconds
     }
 
     /// `true`, `"true"` (any case) → true; `false`, `"false"`, absent or anything else → false.
@@ -141,7 +150,13 @@ public struct AppleEvent: Sendable, Equatable {
         guard let type = object["type"]?.string, let subject = object["sub"]?.string else { throw .malformed }
         self.type = type
         self.subject = subject
-        eventTimeMilliseconds = object["event_time"]?.integer
+        // Milliseconds, so the bound is a thousand times the latest time in seconds.
+        if let time = object["event_time"], !time.isNull {
+            guard let milliseconds = time.integer, (0...AppleClaims.latestTime * 1000).contains(milliseconds) else { throw .malformed }
+            eventTimeMilliseconds = milliseconds
+        } else {
+            eventTimeMilliseconds = nil
+        }
         email = object["email"]?.string
         isPrivateEmail = object["is_private_email"].map { AppleClaims.flag($0) }
     }

@@ -77,14 +77,22 @@ public enum TokenVerifier {
         let claims = try AppleClaims(jws.payload, requireSubject: policy.kind != .notification)
         guard claims.issuer == appleIssuer else { throw .wrongIssuer }
         if let audiences = policy.audiences {
-            guard !claims.audiences.isEmpty, claims.audiences.contains(where: audiences.contains) else { throw .wrongAudience }
+            // Every audience must be ours (SPEC §12): a token also meant for another party is
+            // not a token for us alone.
+            guard !claims.audiences.isEmpty, claims.audiences.allSatisfy(audiences.contains) else { throw .wrongAudience }
         }
         switch (policy.kind, claims.expiresAt) {
         case (.notification, nil): break
         case (_, nil): throw .malformed
-        case (_, let expiresAt?): if now >= expiresAt + leeway { throw .expired }
+        case (_, let expiresAt?):
+            // Claims are bounded when read; checked anyway, since a crash here is one request
+            // taking the whole process down.
+            let (deadline, overflow) = expiresAt.addingReportingOverflow(leeway)
+            if overflow { throw .malformed }
+            if now >= deadline { throw .expired }
         }
-        if claims.issuedAt > now + leeway { throw .issuedInFuture }
+        // `now` comes from the caller (`verify-token --now`): compare without adding to it.
+        if claims.issuedAt - leeway > now { throw .issuedInFuture }
 
         var nonceForm: NonceForm?
         if policy.kind == .identityToken, case .check(let expected, let requireNonce) = policy.nonce {
@@ -92,7 +100,9 @@ public enum TokenVerifier {
                 guard let expected, !expected.isEmpty else { throw .nonceMissing }
                 guard let form = matchNonce(claimed: claimed, raw: expected) else { throw .nonceMismatch }
                 nonceForm = form
-            } else if requireNonce || claims.nonceSupported {
+            } else if requireNonce || (claims.nonceSupported && !(expected ?? "").isEmpty) {
+                // Apple: with `nonce_supported`, a nonce the client sent must come back. With
+                // `require_nonce` off and no nonce sent, there is nothing to compare (SPEC §12).
                 throw .nonceMissing
             }
         }

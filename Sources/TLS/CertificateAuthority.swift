@@ -53,21 +53,32 @@ public struct CertificateAuthority: Sendable {
             guard IPAddressText.isLiteral(address) else { throw .setup("invalid IP address for a certificate") }
             alternativeNames.append("IP:\(address)")
         }
+        return try issueLeaf(
+            subject: dnsNames.first ?? ipAddresses[0], alternativeNames: alternativeNames.joined(separator: ","), validityDays: validityDays)
+    }
+
+    /// A leaf that names its host only in the subject's CN, with no subjectAltName: the kind of
+    /// certificate a client must refuse (RFC 6125 §6.4.4), which OpenSSL accepts by falling back
+    /// to the CN unless told not to. For tests of `TLSClientContext`.
+    public func issueWithoutAlternativeNames(commonName: String, validityDays: Int = 30) throws(TLSError) -> IssuedCertificate {
+        try issueLeaf(subject: commonName, alternativeNames: nil, validityDays: validityDays)
+    }
+
+    private func issueLeaf(subject: String, alternativeNames: String?, validityDays: Int) throws(TLSError) -> IssuedCertificate {
         guard let caCertificate = try X509Certificate.readAll(pem: certificatePEM).first else { throw .setup("no CA certificate") }
         let caKey = try PEMPrivateKey(pem: privateKeyPEM)
         let leafKeyPEM = try Self.generateKeyPEM()
         let leafKey = try PEMPrivateKey(pem: leafKeyPEM)
+        var extensions: [(Int32, String)] = [
+            (NID_basic_constraints, "critical,CA:FALSE"),
+            (NID_key_usage, "critical,digitalSignature"),
+            (NID_ext_key_usage, "serverAuth"),
+        ]
+        if let alternativeNames { extensions.append((NID_subject_alt_name, alternativeNames)) }
+        extensions += [(NID_subject_key_identifier, "hash"), (NID_authority_key_identifier, "keyid:always")]
         let leaf = try Self.build(
-            subject: dnsNames.first ?? ipAddresses[0], publicKey: leafKey.pointer, issuer: caCertificate, signingKey: caKey.pointer,
-            validityDays: validityDays,
-            extensions: [
-                (NID_basic_constraints, "critical,CA:FALSE"),
-                (NID_key_usage, "critical,digitalSignature"),
-                (NID_ext_key_usage, "serverAuth"),
-                (NID_subject_alt_name, alternativeNames.joined(separator: ",")),
-                (NID_subject_key_identifier, "hash"),
-                (NID_authority_key_identifier, "keyid:always"),
-            ])
+            subject: subject, publicKey: leafKey.pointer, issuer: caCertificate, signingKey: caKey.pointer, validityDays: validityDays,
+            extensions: extensions)
         return IssuedCertificate(certificatePEM: try leaf.pem(), privateKeyPEM: leafKeyPEM, caCertificatePEM: certificatePEM)
     }
 

@@ -56,11 +56,14 @@ public final class TLSClientContext: @unchecked Sendable {
         guard SSL_set_fd(ssl, fd) == 1 else { throw .openSSL("SSL_set_fd") }
         SSL_set_connect_state(ssl)
         let parameters = SSL_get0_param(ssl)
+        // Names come from subjectAltName only: without this flag OpenSSL falls back to the
+        // subject's CN when a certificate has no DNS names, and took `CN=localhost` for a name
+        // (RFC 6125 §6.4.4; every public CA puts the names in the SAN).
+        // Wildcards match one whole label only (`*.example.com`, never `a*.example.com`).
+        SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
         if IPAddressText.isLiteral(hostName) {
             guard X509_VERIFY_PARAM_set1_ip_asc(parameters, hostName) == 1 else { throw .openSSL("set expected IP address") }
         } else {
-            // Wildcards match one whole label only (`*.example.com`, never `a*.example.com`).
-            SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
             guard SSL_set1_host(ssl, hostName) == 1 else { throw .openSSL("set expected host name") }
             guard siwa_ssl_set_sni(ssl, hostName) == 1 else { throw .openSSL("set SNI") }
         }

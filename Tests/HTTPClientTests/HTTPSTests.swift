@@ -79,6 +79,19 @@ import Testing
         await fixture.stop()
     }
 
+    /// A trusted CA's leaf with `CN=localhost` and no subjectAltName was once accepted for
+    /// `localhost` (OpenSSL's fallback to the subject): names count only in the SAN.
+    @Test func aCertificateNamingItsHostOnlyInTheCommonNameFails() async throws {
+        let fixture = try TLSFixture.start(commonNameOnly: "localhost")
+        let client = try fixture.client()
+        let error = await failure { () async throws(HTTPClientError) in
+            try await client.send(HTTPClientRequest(url: fixture.url("/hello", host: "localhost")), idempotent: true)
+        }
+        #expect(error?.isTLSFailure == true, "\(String(describing: error))")
+        #expect(error?.description.contains("mismatch") == true, "\(String(describing: error))")
+        await fixture.stop()
+    }
+
     @Test func anExtraCAFileIsTrusted() async throws {
         let fixture = try TLSFixture.start()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("siwa-ca-\(UUID().uuidString).pem").path

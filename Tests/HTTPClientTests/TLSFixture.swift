@@ -11,7 +11,8 @@ struct TLSFixture {
     let port: UInt16
 
     static func start(
-        dnsNames: [String] = ["localhost"], ipAddresses: [String] = ["127.0.0.1", "::1"], configure: (inout Router) -> Void = { _ in }
+        dnsNames: [String] = ["localhost"], ipAddresses: [String] = ["127.0.0.1", "::1"], commonNameOnly: String? = nil,
+        configure: (inout Router) -> Void = { _ in }
     ) throws -> TLSFixture {
         var router = Router()
         router.add(.get, "/hello") { _ in HTTPResponse(contentType: "text/plain", body: "hi") }
@@ -22,7 +23,8 @@ struct TLSFixture {
         let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2), router: router)
         let backendPort = try server.start()
         let authority = try CertificateAuthority()
-        let leaf = try authority.issue(dnsNames: dnsNames, ipAddresses: ipAddresses)
+        let leaf = try commonNameOnly.map { try authority.issueWithoutAlternativeNames(commonName: $0) }
+            ?? authority.issue(dnsNames: dnsNames, ipAddresses: ipAddresses)
         let terminator = TLSTerminator(context: try TLSServerContext(leaf), backendPort: backendPort)
         let port = try terminator.start()
         return TLSFixture(authority: authority, server: server, terminator: terminator, port: port)

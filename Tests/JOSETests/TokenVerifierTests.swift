@@ -141,6 +141,35 @@ struct TokenFactory {
         _ = try factory.verify(factory.token(claims: factory.claims([("aud", .string("com.attacker.app"))])), policy: unchecked)
     }
 
+    @Test func anAudienceArrayNamingAnyoneElseIsRefused() throws {
+        // SPEC §12: one of ours is not enough when the token is also meant for someone else.
+        let shared = factory.claims([("aud", .array([.string("com.example.app"), .string("com.attacker.app")]))])
+        #expect(factory.failure(factory.token(claims: shared)) == .wrongAudience)
+        let odd = factory.claims([("aud", .array([.string("com.example.app"), .integer(1)]))])
+        #expect(factory.failure(factory.token(claims: odd)) == .wrongAudience)
+        _ = try factory.verify(factory.token(claims: factory.claims([("aud", .array([.string("com.example.app"), .string("com.example.web")]))])))
+    }
+
+    /// A signed `exp` near 2^63 once crashed the process when the leeway was added.
+    @Test(arguments: ["exp", "iat", "auth_time", "nbf"], [Int64.max - 1, Int64.max, Int64.min, -1, AppleClaims.latestTime + 1])
+    func absurdTimeClaimsAreMalformed(_ claim: String, _ value: Int64) {
+        #expect(factory.failure(factory.token(claims: factory.claims([(claim, .integer(value))]))) == .malformed)
+    }
+
+    @Test func timeClaimsThatAreNotWholeSecondsAreMalformed() {
+        #expect(factory.failure(factory.token(claims: factory.claims([("exp", .double(1e300))]))) == .malformed)
+        #expect(factory.failure(factory.token(claims: factory.claims([("iat", .string("1800000000"))]))) == .malformed)
+        #expect(factory.failure(factory.token(claims: factory.claims([("auth_time", .double(1.5))]))) == .malformed)
+    }
+
+    @Test func anAbsurdClockIsNoCrash() throws {
+        // `verify-token --now` hands the clock in from outside.
+        #expect(factory.failure(factory.token(), now: .max) == .expired)
+        #expect(factory.failure(factory.token(), now: .min) == .issuedInFuture)
+        let latest = factory.claims([("exp", .integer(AppleClaims.latestTime)), ("iat", .integer(AppleClaims.latestTime))])
+        _ = try factory.verify(factory.token(claims: latest), now: AppleClaims.latestTime)
+    }
+
     @Test func expiryHasSixtySecondsOfLeeway() throws {
         let token = factory.token(claims: factory.claims([("exp", .integer(factory.now))]))
         _ = try factory.verify(token, now: factory.now + 59)
@@ -167,8 +196,13 @@ struct TokenFactory {
         #expect(factory.failure(noNonce) == .nonceMissing)
         let relaxed = TokenVerifier.Policy(kind: .identityToken, audiences: ["com.example.app"], nonce: .check(expected: nil, requireNonce: false))
         _ = try factory.verify(noNonce, policy: relaxed)
+        // SPEC §12: with require_nonce off and no nonce sent, `nonce_supported` changes nothing…
         let supported = factory.token(claims: factory.claims([("nonce", nil), ("nonce_supported", .bool(true))]))
-        #expect(factory.failure(supported, policy: relaxed) == .nonceMissing)
+        _ = try factory.verify(supported, policy: relaxed)
+        // …but a nonce the client did send must come back in a token that supports nonces.
+        let sent = TokenVerifier.Policy(kind: .identityToken, audiences: ["com.example.app"], nonce: .check(expected: "raw-nonce", requireNonce: false))
+        #expect(factory.failure(supported, policy: sent) == .nonceMissing)
+        _ = try factory.verify(noNonce, policy: sent)
         // The token has a nonce but the request gave none.
         #expect(factory.failure(factory.token(), policy: relaxed) == .nonceMissing)
     }
@@ -230,6 +264,12 @@ struct TokenFactory {
         #expect(factory.failure(notification(events: nil), policy: policy) == .malformed)
         #expect(factory.failure(notification(events: .string("not json")), policy: policy) == .malformed)
         #expect(factory.failure(notification(events: .string(#"{"sub":"s"}"#)), policy: policy) == .malformed)
+    }
+
+    @Test(arguments: [Int64.max, Int64.min, -1, AppleClaims.latestTime * 1000 + 1])
+    func anAbsurdEventTimeIsMalformed(_ milliseconds: Int64) {
+        let event = JSONValue.string(#"{"type":"consent-revoked","sub":"s","event_time":\#(milliseconds)}"#)
+        #expect(factory.failure(notification(events: event), policy: policy) == .malformed)
     }
 
     @Test func expIsCheckedOnlyWhenPresent() throws {

@@ -75,6 +75,37 @@ import Testing
         await fixture.stop()
     }
 
+    /// A signed `exp` near 2^63 once crashed the whole process (overflow adding the leeway);
+    /// an `aud` array that also names someone else once passed. Both are refused, over a real
+    /// socket, and the server goes on serving.
+    @Test(arguments: [
+        ("malformed", [("exp", JSONValue.integer(Int64.max - 1))]),
+        ("malformed", [("iat", .integer(Int64.max))]),
+        ("malformed", [("auth_time", .integer(Int64.min))]),
+        ("wrong_audience", [("aud", .array([.string(app), .string("com.attacker.app")]))]),
+    ])
+    func hostileClaimsAreRefusedAndTheServerLivesOn(_ reason: String, _ changes: [(String, JSONValue)]) async throws {
+        let fixture = try await NativeSignInTests.Fixture()
+        let token = try fixture.simulator.signToken(claims: Self.claims(changes.map { ($0.0, $0.1) }))
+        let reply = try await fixture.signIn([("identity_token", .string(token)), ("nonce", .string("n"))])
+        #expect(reply.status == 401)
+        #expect(reply.body == #"{"error":"invalid_token","error_description":"\#(reason)"}"#)
+        #expect(try await fixture.harness.get("/healthz").body == #"{"status":"ok"}"#)
+        #expect(try fixture.count("users") == 0)
+        #expect(try fixture.count("sessions") == 0)
+        await fixture.stop()
+    }
+
+    /// SPEC §12: with `require_nonce` off, a request without a nonce for a token without one is
+    /// accepted whatever `nonce_supported` says.
+    @Test func withoutRequireNonceATokenWithoutANonceSignsIn() async throws {
+        let fixture = try await NativeSignInTests.Fixture { $0.requireNonce = false }
+        let token = try fixture.simulator.signToken(claims: Self.claims([("nonce", nil), ("nonce_supported", .bool(true))]))
+        let reply = try await fixture.signIn([("identity_token", .string(token))])
+        #expect(reply.status == 200, "\(reply.body)")
+        await fixture.stop()
+    }
+
     /// Apple exchanges the code for another person's grant: refused, nothing kept, and the
     /// grant Apple made is revoked through the queue.
     @Test func aCodeOfAnotherSubjectIsSubjectMismatchAndItsGrantIsRevoked() async throws {

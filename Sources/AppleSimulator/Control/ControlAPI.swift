@@ -3,29 +3,39 @@ import JSON
 
 /// The simulator's own routes under `/sim/` (SPEC §7): what tests and developers use to act
 /// as a phone, as the person in Settings, as Apple's notification sender, and as a failing
-/// network. JSON in, JSON out; a request it cannot act on is 400 `invalid_request`.
+/// network. JSON in, JSON out; a request it cannot act on is 400 `invalid_request`; one from
+/// another site is 403 `forbidden`, and a POST that is not JSON 415 (`ControlRequestGuard`).
 struct ControlAPI: Sendable {
     let context: SimulatorContext
     let notifications: NotificationSender
+    let requestGuard: ControlRequestGuard
 
     func register(into router: inout Router) {
-        router.add(.post, "/sim/codes") { request in await self.run(request, self.codes) }
-        router.add(.post, "/sim/notify") { request in await self.run(request, self.notify) }
-        router.add(.post, "/sim/revoke-consent") { request in await self.run(request, self.revokeConsent) }
-        router.add(.post, "/sim/delete-account") { request in await self.run(request, self.deleteAccount) }
-        router.add(.post, "/sim/rotate-keys") { _ in self.rotateKeys() }
-        router.add(.post, "/sim/faults") { request in await self.run(request, self.addFault) }
-        router.add(.get, "/sim/faults") { _ in
+        // Every route under /sim/ passes the guard first: no foreign Origin, JSON bodies only.
+        let requestGuard = self.requestGuard
+        func add(_ method: HTTPMethod, _ path: String, _ handler: @escaping HTTPHandler) {
+            router.add(method, path) { request in
+                if let refusal = requestGuard.refusal(request) { return refusal }
+                return await handler(request)
+            }
+        }
+        add(.post, "/sim/codes") { request in await self.run(request, self.codes) }
+        add(.post, "/sim/notify") { request in await self.run(request, self.notify) }
+        add(.post, "/sim/revoke-consent") { request in await self.run(request, self.revokeConsent) }
+        add(.post, "/sim/delete-account") { request in await self.run(request, self.deleteAccount) }
+        add(.post, "/sim/rotate-keys") { _ in self.rotateKeys() }
+        add(.post, "/sim/faults") { request in await self.run(request, self.addFault) }
+        add(.get, "/sim/faults") { _ in
             ControlResponse.object([("faults", .array(self.context.faults.pending.map(\.json)))])
         }
-        router.add(.delete, "/sim/faults") { _ in
+        add(.delete, "/sim/faults") { _ in
             self.context.faults.clear()
             return ControlResponse.object([("faults", .array([]))])
         }
-        router.add(.get, "/sim/log") { _ in
+        add(.get, "/sim/log") { _ in
             ControlResponse.object([("calls", .array(self.context.calls.all.map(\.json)))])
         }
-        router.add(.delete, "/sim/log") { _ in
+        add(.delete, "/sim/log") { _ in
             self.context.calls.clear()
             return ControlResponse.object([("calls", .array([]))])
         }

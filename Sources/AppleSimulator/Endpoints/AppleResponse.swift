@@ -23,7 +23,13 @@ enum AppleResponse {
         return HTTPResponse(status: 200, headers: headers, body: [])
     }
 
-    static func html(_ page: String, status: Int = 200) -> HTTPResponse {
-        HTTPResponse(status: status, headers: headers(contentType: "text/html;charset=UTF-8"), body: Array(page.utf8))
+    /// A page, with the headers that keep reflected input inert (see `ContentSecurityPolicy`).
+    static func html(_ page: String, status: Int = 200, policy: String = ContentSecurityPolicy.page()) -> HTTPResponse {
+        var headers = headers(contentType: "text/html;charset=UTF-8")
+        headers.set("Content-Security-Policy", policy)
+        headers.set("X-Frame-Options", "DENY")
+        headers.set("X-Content-Type-Options", "nosniff")
+        headers.set("Referrer-Policy", "no-referrer")
+        return HTTPResponse(status: status, headers: headers, body: Array(page.utf8))
     }
 }

@@ -14,7 +14,9 @@ struct AuthorizeEndpoint: Sendable {
             return Self.rejected(AuthorizeRequest.Rejection(title: "Invalid request.", code: "invalid_request"))
         }
         do {
-            return AppleResponse.html(ConsentPage.render(try AuthorizeRequest(form)))
+            let authorization = try AuthorizeRequest(form)
+            return AppleResponse.html(
+                ConsentPage.render(authorization), policy: ContentSecurityPolicy.page(redirectURI: authorization.redirectURI))
         } catch {
             return Self.rejected(error)
         }
@@ -39,7 +41,8 @@ struct AuthorizeEndpoint: Sendable {
         guard values.appleID.contains("@"), values.appleID.count <= 254 else {
             var retry = values
             retry.problem = "Enter the email address of your Apple ID."
-            return AppleResponse.html(ConsentPage.render(authorization, values: retry))
+            return AppleResponse.html(
+                ConsentPage.render(authorization, values: retry), policy: ContentSecurityPolicy.page(redirectURI: authorization.redirectURI))
         }
         do {
             return try authorize(authorization, values: values)
@@ -103,7 +106,8 @@ struct AuthorizeEndpoint: Sendable {
         let encoded = FormFields(fields: fields).encoded()
         switch authorization.responseMode {
         case .formPost:
-            return AppleResponse.html(FormPostPage.render(action: authorization.redirectURI, fields: fields))
+            return AppleResponse.html(
+                FormPostPage.render(action: authorization.redirectURI, fields: fields), policy: ContentSecurityPolicy.formPost)
         case .query:
             let separator = authorization.redirectURI.contains("?") ? "&" : "?"
             return Self.redirect(authorization.redirectURI + separator + encoded)

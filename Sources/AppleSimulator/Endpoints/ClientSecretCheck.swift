@@ -35,8 +35,10 @@ struct ClientSecretCheck: Sendable {
         guard let issuedAt = claims.number("iat") else { return "client_secret has no integer iat." }
         guard let expiresAt = claims.number("exp") else { return "client_secret has no integer exp." }
         guard expiresAt > now else { return "client_secret has expired." }
-        // Apple refuses secrets meant to live longer than 15,777,000 s (about six months).
-        guard expiresAt - issuedAt <= ClientSecretMinter.appleMaximumLifetime,
+        // Apple refuses secrets meant to live longer than 15,777,000 s (about six months). The
+        // times are the caller's: subtract with overflow checked (iat = -2^63 must not crash).
+        let (lifetime, overflow) = expiresAt.subtractingReportingOverflow(issuedAt)
+        guard !overflow, lifetime <= ClientSecretMinter.appleMaximumLifetime,
               expiresAt - now <= ClientSecretMinter.appleMaximumLifetime
         else { return "client_secret lifetime exceeds 15777000 seconds." }
         return nil

@@ -15,7 +15,7 @@ enum FormPostPage {
                 \(inputs)
                 <div class="actions"><button type="submit" class="primary" id="continue">Continue</button></div>
                 </form>
-                <script>document.getElementById("apple-form-post").submit();</script>
+                <script>\(ContentSecurityPolicy.autoSubmitScript)</script>
                 """)
     }
 }

@@ -38,7 +38,8 @@ enum HTML {
         <path d="M24 13a6 6 0 1 1 0 12a6 6 0 0 1 0-12zm-10 23c0-5.5 4.5-9 10-9s10 3.5 10 9z" fill="#fff"/></svg>
         """
 
-    private static let style = """
+    /// The one inline style; `ContentSecurityPolicy` allows exactly this text by its hash.
+    static let style = """
         :root{color-scheme:light dark}
         *{box-sizing:border-box}
         body{margin:0;min-height:100vh;display:flex;flex-direction:column;align-items:center;justify-content:center;

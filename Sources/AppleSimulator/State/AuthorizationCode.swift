@@ -1,3 +1,4 @@
+import JOSE
 import JSON
 
 /// A code as Apple binds it: to the client it was issued to, to the authorize request's
@@ -45,7 +46,8 @@ struct AuthorizationCode: Sendable, Equatable {
 
     init?(json: JSONObject) {
         guard let code = json.text("code"), let sub = json.text("sub"), let clientID = json.text("client_id"),
-              let issuedAt = json.number("issued_at")
+              // A hand-edited state file must not make `issuedAt + lifetime` overflow.
+              let issuedAt = json.number("issued_at"), (0...AppleClaims.latestTime).contains(issuedAt)
         else { return nil }
         self.init(
             code: code, sub: sub, clientID: clientID, redirectURI: json.text("redirect_uri"), nonce: json.text("nonce"),

@@ -125,7 +125,9 @@ struct SignIn: Sendable {
         let vault = self.vault
         let profile = input.profile
         let deviceName = input.deviceName
-        let tokenExpiry = claims.expiresAt ?? now + 86_400
+        // `exp` is within `AppleClaims.latestTime` once verified, so adding the leeway below
+        // cannot overflow; the clamp keeps that true should the bound ever move.
+        let tokenExpiry = min(claims.expiresAt ?? now + 86_400, AppleClaims.latestTime)
         do {
             return try await database.write { connection in
                 try ReplayGuard.recordUsedToken(tokenHash, expiresAt: tokenExpiry + TokenVerifier.leeway, in: connection)
