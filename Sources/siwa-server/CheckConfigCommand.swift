@@ -9,10 +9,11 @@ struct CheckConfigCommand: ParsableCommand {
 
     @OptionGroup var options: ConfigurationOptions
 
+    /// Reports every problem and exits 1, never 2: this command's job is to report (SPEC §2).
     func run() throws {
-        let configuration = options.load()
-        let check = ConfigurationCheck(configuration)
-        print(check.report(summary: configuration.summary()))
+        let (configuration, problems) = options.loadReportingProblems()
+        let check = ConfigurationCheck(configuration, problems: problems)
+        print(check.report(summary: configuration?.summary() ?? []))
         if !check.allWell { throw ExitCode(1) }
     }
 }

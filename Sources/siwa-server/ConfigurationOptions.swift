@@ -25,6 +25,11 @@ struct ConfigurationOptions: ParsableArguments {
         }
     }
 
+    /// The configuration as far as it can be read, and every problem found on the way.
+    func loadReportingProblems() -> (configuration: Configuration?, problems: [ConfigurationError]) {
+        Configuration.loadReportingProblems(file: config, environment: ProcessInfo.processInfo.environment, isTerminal: isatty(1) != 0)
+    }
+
     /// Ends the process with exit code 2 and one line naming the setting.
     func fail(_ error: ConfigurationError) -> Never {
         let environment = ProcessInfo.processInfo.environment

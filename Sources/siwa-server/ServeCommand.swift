@@ -19,6 +19,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = options.load()
+        if let problem = configuration.serveProblems.first { options.fail(problem) }
         LoggingSetup.bootstrap(format: configuration.logFormat, level: configuration.logLevel)
         let logger = Logger(label: "siwa")
         let application: Application

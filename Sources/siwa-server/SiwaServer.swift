@@ -6,6 +6,9 @@ struct SiwaServer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "siwa-server",
         abstract: "The server side of Sign in with Apple: sign-in, sessions, notifications and token upkeep.",
-        subcommands: [ServeCommand.self, DemoCommand.self, MigrateCommand.self, CheckConfigCommand.self, ClientSecretCommand.self, VerifyTokenCommand.self, AppleSimCommand.self]
+        subcommands: [
+            ServeCommand.self, DemoCommand.self, MigrateCommand.self, CheckConfigCommand.self, DoctorCommand.self, ClientSecretCommand.self,
+            VerifyTokenCommand.self, AppleSimCommand.self,
+        ]
     )
 }

@@ -103,6 +103,8 @@ import Testing
 
     enum BadSecret: String, CaseIterable {
         case derSignature, wrongSubject, wrongIssuer, wrongAudience, expired, lifetimeOverSixMonths, wrongKeyID, missingKeyID, es384
+        /// `exp - iat` once overflowed (a crash of the simulator) for `iat` = -2^63.
+        case absurdIssuedAt
     }
 
     @Test(arguments: BadSecret.allCases)
@@ -125,6 +127,7 @@ import Testing
             case .wrongKeyID: header["kid"] = .string("OTHERKEY01")
             case .missingKeyID: header["kid"] = nil
             case .es384: header["alg"] = .string("ES384")
+            case .absurdIssuedAt: claims["iat"] = .integer(Int64.min)
             }
             var secret = try CompactJWS.signES256(header: header, payload: claims, key: harness.developerKey)
             if flaw == .derSignature {
@@ -139,6 +142,18 @@ import Testing
             #expect(response.errorCode == "invalid_client", "\(flaw): \(response.text)")
             // The same secret with the flaw fixed works, so the flaw is what was refused.
             #expect(try await harness.exchange(code: code).status == 200)
+        }
+    }
+
+    /// What `siwa-server doctor` relies on, as Apple answers it: a made-up code with a good
+    /// secret is `invalid_grant` (the secret passed), never `invalid_client`.
+    @Test func aMadeUpCodeWithAGoodSecretIsInvalidGrant() async throws {
+        try await withSimulator { harness in
+            for clientID in ["com.example.app", "com.example.web"] {
+                let response = try await harness.exchange(code: "siwa-doctor.made-up", clientID: clientID)
+                #expect(response.status == 400)
+                #expect(response.errorCode == "invalid_grant")
+            }
         }
     }
 

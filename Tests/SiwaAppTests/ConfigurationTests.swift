@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import OpenSSLCrypto
+import TestSupport
 import Testing
 @testable import SiwaApp
 
@@ -418,8 +420,6 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         .init("session_ttl", "0"),
         .init("session_ttl", "-1d"),
         .init("session_idle_ttl", "0s"),
-        .init("session_idle_ttl", "31d"),
-        .init("session_idle_ttl", "2d", also: ["SIWA_SESSION_TTL": "1d"]),
         .init("require_nonce", "maybe"),
         .init("refresh_validation_interval", "1y"),
         .init("refresh_validation_interval", "99999999999999999999999"),
@@ -580,5 +580,79 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         let file = try TemporaryFile(#"{"log_format": "json", "team_id": "bad"}"#)
         defer { file.remove() }
         #expect(Configuration.bestEffortLogFormat(file: file.path, environment: [:], isTerminal: true) == .json)
+    }
+}
+
+/// Issue 9, finding 9: what an operator meets first. `serve` names what it cannot work
+/// without; `check-config` reports every problem; a short `session_ttl` alone starts.
+@Suite struct ConfigurationRequirementTests {
+    static let complete = [
+        "SIWA_TEAM_ID": "ABCDE12345", "SIWA_KEY_ID": "KEY1234567", "SIWA_CLIENT_IDS": "com.example.app",
+    ]
+
+    static func completeEnvironment() throws -> [String: String] {
+        var environment = complete
+        environment["SIWA_PRIVATE_KEY"] = try P256PrivateKey.generate().pem()
+        return environment
+    }
+
+    @Test(arguments: ["3s", "24h", "7d", "8d"])
+    func aSessionTTLAloneIsEnough(_ ttl: String) throws {
+        let config = try load(["SIWA_SESSION_TTL": ttl])
+        let seconds = try DurationParser.seconds(ttl)
+        #expect(config.sessionTTL == .seconds(seconds))
+        #expect(config.sessionIdleTTL == .seconds(min(seconds, 7 * 86_400)))
+    }
+
+    @Test func aLongerIdleTTLIsAllowedAndTheShorterWins() throws {
+        #expect(try load(["SIWA_SESSION_IDLE_TTL": "31d"]).sessionIdleTTL == .seconds(30 * 86_400))
+        #expect(try load(["SIWA_SESSION_TTL": "1d", "SIWA_SESSION_IDLE_TTL": "2d"]).sessionIdleTTL == .seconds(86_400))
+        #expect(try load(["SIWA_SESSION_TTL": "1d", "SIWA_SESSION_IDLE_TTL": "1h"]).sessionIdleTTL == .seconds(3_600))
+    }
+
+    @Test func aCompleteConfigurationHasNothingMissingForServe() throws {
+        #expect(try load(Self.completeEnvironment()).serveProblems.isEmpty)
+    }
+
+    @Test(arguments: ["SIWA_TEAM_ID", "SIWA_KEY_ID", "SIWA_CLIENT_IDS", "SIWA_PRIVATE_KEY"])
+    func serveNamesWhatIsMissing(_ variable: String) throws {
+        var environment = try Self.completeEnvironment()
+        environment[variable] = nil
+        let problems = try load(environment).serveProblems
+        #expect(problems.map(\.key) == [String(variable.dropFirst(5)).lowercased()])
+    }
+
+    @Test func serveRefusesAKeyThatCannotSignClientSecrets() throws {
+        var environment = try Self.completeEnvironment()
+        environment["SIWA_PRIVATE_KEY"] = try TestSigningKeys.one().pem()
+        let rsa = try load(environment).serveProblems
+        #expect(rsa.map(\.key) == ["private_key"])
+        #expect(rsa.first?.problem.contains("P-256") == true)
+        // Garbage inside a well-formed envelope gets past the envelope check, not past this one.
+        environment["SIWA_PRIVATE_KEY"] = fakePEM
+        let garbage = try load(environment).serveProblems
+        #expect(garbage.map(\.key) == ["private_key"])
+        #expect(garbage.first?.description.contains(secretMarker) == false)
+    }
+
+    @Test func checkReportsEveryProblemAndStillReadsTheRest() throws {
+        let file = try TemporaryFile(#"{"public_url": "localhost:8080", "sesion_ttl": "1d", "threads": 3}"#)
+        defer { file.remove() }
+        let (configuration, problems) = Configuration.loadReportingProblems(file: file.path, environment: [
+            "SIWA_APPLE_BASE_URL": "http://appleid.example.com", "SIWA_PRIVATE_KEY_FILE": "/nonexistent/AuthKey.p8",
+            "SIWA_TEAM_ID": "ABCDE12345",
+        ], isTerminal: false)
+        #expect(Set(problems.map(\.key)) == ["public_url", "sesion_ttl", "apple_base_url", "private_key_file"])
+        let read = try #require(configuration)
+        #expect(read.teamID == "ABCDE12345")
+        #expect(read.threads == 3)
+        #expect(read.appleBaseURL == Configuration.defaultAppleBaseURL)
+    }
+
+    @Test func checkReportsAnUnreadableFileAndGoesOn() {
+        let (configuration, problems) = Configuration.loadReportingProblems(
+            file: "/nonexistent/siwa.json", environment: ["SIWA_THREADS": "0"], isTerminal: false)
+        #expect(problems.map(\.key) == ["config", "threads"])
+        #expect(configuration != nil)
     }
 }

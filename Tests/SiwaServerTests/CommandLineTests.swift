@@ -8,7 +8,15 @@ import Testing
 @Suite struct CommandLineTests {
     static let listenAnyPort = ["SIWA_LISTEN": "127.0.0.1:0", "SIWA_LOG_FORMAT": "json"]
 
-    @Test(arguments: [[], ["serve"], ["migrate"], ["check-config"], ["client-secret"], ["verify-token"], ["apple-sim"]])
+    /// `listenAnyPort` plus what `serve` needs to start: a team, a key and an audience.
+    static func servable() throws -> [String: String] {
+        listenAnyPort.merging([
+            "SIWA_TEAM_ID": "ABCDE12345", "SIWA_KEY_ID": "KEY1234567", "SIWA_PRIVATE_KEY": try P256PrivateKey.generate().pem(),
+            "SIWA_CLIENT_IDS": "com.example.app",
+        ]) { $1 }
+    }
+
+    @Test(arguments: [[], ["serve"], ["migrate"], ["check-config"], ["doctor"], ["client-secret"], ["verify-token"], ["apple-sim"]])
     func helpWorksOnEveryCommand(_ command: [String]) async throws {
         let result = try await ServerProcess.run(command + ["--help"])
         #expect(result.status == 0)
@@ -54,6 +62,65 @@ import Testing
         let result = try await ServerProcess.run(["serve", "--config", "nope.json"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("config:"))
+    }
+
+    /// SPEC §12: without these the server would listen and fail every sign-in with no hint.
+    @Test(arguments: [
+        ("SIWA_TEAM_ID", nil, "team_id"), ("SIWA_KEY_ID", nil, "key_id"), ("SIWA_CLIENT_IDS", nil, "client_ids"),
+        ("SIWA_PRIVATE_KEY", nil, "private_key"), ("SIWA_PRIVATE_KEY", "rsa", "private_key"),
+        ("SIWA_PRIVATE_KEY", "garbage", "private_key"), ("SIWA_PRIVATE_KEY", "envelope", "private_key"),
+        ("SIWA_PRIVATE_KEY_FILE", "/nonexistent/AuthKey.p8", "private_key_file"),
+    ] as [(String, String?, String)])
+    func serveWithoutWhatItNeedsEndsWithExitCode2NamingTheKey(_ variable: String, _ value: String?, _ key: String) async throws {
+        var environment = try Self.servable()
+        switch value {
+        case "rsa": environment[variable] = try TestSigningKeys.one().pem()
+        case "garbage": environment[variable] = "GARBAGE-KEY-TEXT"
+        case "envelope": environment[variable] = "-----BEGIN PRIVATE KEY-----\nR0FSQkFHRS1LRVktVEVYVA==\n-----END PRIVATE KEY-----\n"
+        default: environment[variable] = value
+        }
+        if variable == "SIWA_PRIVATE_KEY_FILE" { environment["SIWA_PRIVATE_KEY"] = nil }
+        let result = try await ServerProcess.run(["serve"], environment: environment)
+        #expect(result.status == 2)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stderr)")
+        #expect(lines.first?.contains("\(key):") == true, "\(result.stderr)")
+        #expect(!result.stdout.contains("listening"))
+        #expect(!result.stderr.contains("GARBAGE-KEY-TEXT") && !result.stderr.contains("R0FSQkFHRS1LRVktVEVYVA"))
+    }
+
+    @Test(arguments: ["3s", "24h"])
+    func aShortSessionTTLAloneStarts(_ ttl: String) async throws {
+        var environment = try Self.servable()
+        environment["SIWA_SESSION_TTL"] = ttl
+        let server = try ServerProcess(["serve"], environment: environment)
+        #expect(await server.waitForPort() != nil, "stderr: \(server.stderrText)")
+        server.signal(SIGTERM)
+        #expect(await server.wait(seconds: 15) == 0)
+    }
+
+    /// `check-config` reports, so it never ends with 2, and it reports every problem at once.
+    @Test func checkConfigReportsEveryProblemWithExitCode1() async throws {
+        let folder = ServerProcess.makeFolder()
+        try #"{"public_url": "localhost:8080", "sesion_ttl": "1d"}"#.write(toFile: folder + "/siwa.json", atomically: true, encoding: .utf8)
+        let result = try await ServerProcess.run(["check-config", "--config", "siwa.json"], environment: [
+            "SIWA_APPLE_BASE_URL": "http://appleid.example.com", "SIWA_PRIVATE_KEY_FILE": "missing/AuthKey.p8",
+            "SIWA_TEAM_ID": "ABCDE12345",
+        ], folder: folder)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        for key in ["public_url", "sesion_ttl", "apple_base_url", "private_key_file", "key_id", "client_ids"] {
+            #expect(result.stdout.contains("FAIL \(key): "), "\(key) in \(result.stdout)")
+        }
+        #expect(result.stdout.contains("ok   team_id"))
+        #expect(result.stdout.contains("ok   database"))
+        #expect(result.stdout.contains("configuration has problems"))
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    @Test func checkConfigReportsAMissingConfigFileWithExitCode1() async throws {
+        let result = try await ServerProcess.run(["check-config", "--config", "nope.json"])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("FAIL config: "))
     }
 
     @Test func migrateTwiceIsANoOpTheSecondTime() async throws {
@@ -152,7 +219,7 @@ func base64URL(_ text: String) -> [UInt8] {
     @Test func servesAndStopsGracefullyOnSIGTERM() async throws {
         let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
-        var environment = CommandLineTests.listenAnyPort
+        var environment = try CommandLineTests.servable()
         environment["SIWA_APPLE_BASE_URL"] = simulator.baseURL
         let server = try ServerProcess(["serve"], environment: environment)
         let port = try #require(await server.waitForPort(), "stdout: \(server.stdoutText) stderr: \(server.stderrText) running: \(server.isRunning)")
@@ -181,7 +248,7 @@ func base64URL(_ text: String) -> [UInt8] {
     /// SIGINT stops the server as SIGTERM does: exit 0, and a kept-alive connection is closed.
     /// (Connecting to the port afterwards would prove nothing: another test may own it by then.)
     @Test func sigintStopsTooAndClosesKeptAliveConnections() async throws {
-        let server = try ServerProcess(["serve"], environment: CommandLineTests.listenAnyPort)
+        let server = try ServerProcess(["serve"], environment: try CommandLineTests.servable())
         let port = try #require(await server.waitForPort(), "stdout: \(server.stdoutText) stderr: \(server.stderrText) running: \(server.isRunning)")
         let held = try HeldConnection(port: port)
         #expect(try await held.exchange("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").contains(#"{"status":"ok"}"#))
@@ -192,9 +259,11 @@ func base64URL(_ text: String) -> [UInt8] {
     }
 
     @Test func anAddressInUseIsAClearStartupFailure() async throws {
-        let first = try ServerProcess(["serve"], environment: CommandLineTests.listenAnyPort)
+        let first = try ServerProcess(["serve"], environment: try CommandLineTests.servable())
         let port = try #require(await first.waitForPort())
-        let second = try ServerProcess(["serve"], environment: ["SIWA_LISTEN": "127.0.0.1:\(port)", "SIWA_LOG_FORMAT": "json"])
+        var taken = try CommandLineTests.servable()
+        taken["SIWA_LISTEN"] = "127.0.0.1:\(port)"
+        let second = try ServerProcess(["serve"], environment: taken)
         // SO_REUSEPORT would let a second process share the port; it must not.
         let status = await second.wait(seconds: 10)
         #expect(status == 1)

@@ -14,20 +14,28 @@ public struct ConfigurationCheck: Sendable {
 
     public var allWell: Bool { findings.allSatisfy(\.ok) }
 
-    public init(_ configuration: Configuration) {
-        var findings: [Finding] = []
+    /// - Parameters:
+    ///   - configuration: what could be read; nil when reading it failed past recovery.
+    ///   - problems: every setting that could not be read (`Configuration.loadReportingProblems`),
+    ///     reported first; a setting already named there is not reported again as missing.
+    public init(_ configuration: Configuration?, problems: [ConfigurationError] = []) {
+        var findings = problems.map { Finding(key: $0.key, ok: false, detail: $0.problem) }
+        let named = Set(problems.map(\.key))
         func require(_ key: String, _ present: Bool, _ detail: String) {
+            guard !named.contains(key) else { return }
             findings.append(Finding(key: key, ok: present, detail: present ? detail : "missing: Sign in with Apple needs it"))
         }
-        require("team_id", configuration.teamID != nil, "present")
-        require("key_id", configuration.keyID != nil, "present")
-        if let pem = configuration.privateKeyPEM {
-            findings.append(Self.checkPrivateKey(pem))
-        } else {
-            require("private_key", false, "")
+        if let configuration {
+            require("team_id", configuration.teamID != nil, "present")
+            require("key_id", configuration.keyID != nil, "present")
+            if let pem = configuration.privateKeyPEM {
+                findings.append(Self.checkPrivateKey(pem))
+            } else if !named.contains("private_key_file") {
+                require("private_key", false, "")
+            }
+            require("client_ids", !configuration.clientIDs.isEmpty, "\(configuration.clientIDs.count) client id(s)")
+            findings.append(Self.checkDatabase(configuration.database))
         }
-        require("client_ids", !configuration.clientIDs.isEmpty, "\(configuration.clientIDs.count) client id(s)")
-        findings.append(Self.checkDatabase(configuration.database))
         self.findings = findings
     }
 
@@ -70,6 +78,7 @@ public struct ConfigurationCheck: Sendable {
     public func report(summary: [(key: String, value: String)]) -> String {
         var lines = ["settings:"]
         for (key, value) in summary { lines.append("  \(key) = \(value)") }
+        if summary.isEmpty { lines.append("  (not read: see the problems below)") }
         lines.append("checks:")
         for finding in findings { lines.append("  \(finding.ok ? "ok  " : "FAIL") \(finding.key): \(finding.detail)") }
         lines.append(allWell ? "configuration is valid" : "configuration has problems")

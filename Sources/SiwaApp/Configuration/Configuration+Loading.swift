@@ -24,6 +24,37 @@ extension Configuration {
         return try Configuration(reading: SettingsReader(values: values), isTerminal: isTerminal)
     }
 
+    /// For `check-config`, which reports every problem rather than the first (SPEC §12): a
+    /// setting that fails is reported and then read as if it were absent, so the settings after
+    /// it are still checked. The configuration is nil only when a problem cannot be set aside
+    /// that way (one that names no setting given).
+    public static func loadReportingProblems(
+        file: String?, environment: [String: String], isTerminal: Bool
+    ) -> (configuration: Configuration?, problems: [ConfigurationError]) {
+        var problems: [ConfigurationError] = []
+        var values: [ConfigurationKey: RawSetting]
+        do {
+            values = try fileSettings(file, unknownKeys: &problems)
+        } catch {
+            problems.append(error)
+            values = [:]
+        }
+        for key in ConfigurationKey.allCases {
+            if let value = environment[key.environmentName] { values[key] = .string(value) }
+        }
+        // Each round removes one setting, so this ends.
+        while true {
+            do {
+                return (try Configuration(reading: SettingsReader(values: values), isTerminal: isTerminal), problems)
+            } catch {
+                problems.append(error)
+                guard let key = ConfigurationKey(rawValue: error.key), values.removeValue(forKey: key) != nil else {
+                    return (nil, problems)
+                }
+            }
+        }
+    }
+
     /// A configuration from settings keyed by their JSON names (`"listen": "127.0.0.1:0"`), with
     /// no file and no environment: for `demo` and tests that build one in code. Validated, and
     /// unknown keys refused, exactly as in a file.
@@ -55,8 +86,18 @@ extension Configuration {
     }
 
     private static func fileSettings(_ file: String?) throws(ConfigurationError) -> [ConfigurationKey: RawSetting] {
-        if let file { return try RawSetting.readFile(file) }
-        if FileManager.default.fileExists(atPath: defaultFile) { return try RawSetting.readFile(defaultFile) }
+        var unknownKeys: [ConfigurationError] = []
+        let settings = try fileSettings(file, unknownKeys: &unknownKeys)
+        if let first = unknownKeys.first { throw first }
+        return settings
+    }
+
+    /// The file's settings; keys it does not know go to `unknownKeys` instead of failing.
+    private static func fileSettings(
+        _ file: String?, unknownKeys: inout [ConfigurationError]
+    ) throws(ConfigurationError) -> [ConfigurationKey: RawSetting] {
+        if let file { return try RawSetting.readFile(file, unknownKeys: &unknownKeys) }
+        if FileManager.default.fileExists(atPath: defaultFile) { return try RawSetting.readFile(defaultFile, unknownKeys: &unknownKeys) }
         return [:]
     }
 
@@ -160,10 +201,10 @@ extension Configuration {
         }
 
         sessionTTL = try Self.positive(reader, .sessionTTL) ?? sessionTTL
-        sessionIdleTTL = try Self.positive(reader, .sessionIdleTTL) ?? sessionIdleTTL
-        guard sessionIdleTTL <= sessionTTL else {
-            throw ConfigurationError(.sessionIdleTTL, "must not be longer than session_ttl (\(DurationParser.format(sessionTTL)))")
-        }
+        // SPEC §3, §12: the idle TTL defaults to 7d, or to session_ttl when that is shorter (so
+        // `session_ttl=3s` alone starts); one set longer than session_ttl is allowed, and the
+        // shorter wins, since a session ends at whichever comes first anyway.
+        sessionIdleTTL = min(try Self.positive(reader, .sessionIdleTTL) ?? sessionIdleTTL, sessionTTL)
 
         requireNonce = try reader.bool(.requireNonce) ?? requireNonce
         refreshValidationInterval = try reader.duration(.refreshValidationInterval) ?? refreshValidationInterval

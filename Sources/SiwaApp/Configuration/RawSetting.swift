@@ -43,8 +43,9 @@ enum RawSetting: Equatable {
         }
     }
 
-    /// Reads the JSON configuration file: a top-level object whose keys must all be known.
-    static func readFile(_ path: String) throws(ConfigurationError) -> [ConfigurationKey: RawSetting] {
+    /// Reads the JSON configuration file: a top-level object whose keys must all be known; each
+    /// unknown key is a problem added to `unknownKeys` (the caller decides whether it is fatal).
+    static func readFile(_ path: String, unknownKeys: inout [ConfigurationError]) throws(ConfigurationError) -> [ConfigurationKey: RawSetting] {
         switch FileKind.of(path) {
         case .missing: throw ConfigurationError(key: "config", problem: "cannot read \(ConfigurationError.quote(path)): no such file")
         case .directory: throw ConfigurationError(key: "config", problem: "cannot read \(ConfigurationError.quote(path)): it is a directory")
@@ -72,7 +73,8 @@ enum RawSetting: Equatable {
             guard let key = ConfigurationKey(rawValue: name) else {
                 var problem = "is not a known setting (in \(ConfigurationError.quote(path)))"
                 if let suggestion = Self.closestKey(to: name) { problem += "; did you mean \(suggestion.rawValue)?" }
-                throw ConfigurationError(key: name, problem: problem)
+                unknownKeys.append(ConfigurationError(key: name, problem: problem))
+                continue
             }
             settings[key] = value
         }
