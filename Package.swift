@@ -1,5 +1,6 @@
 // swift-tools-version:6.1
 //
+// Linux only: the server is built on epoll.
 // Layering (arrows point down; nothing lower imports anything higher):
 //   siwa-server (executable, CLI)
 //     -> SiwaApp (configuration, routes, metrics, logging, assembly)
@@ -17,7 +18,6 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "siwa-server",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "siwa-server", targets: ["siwa-server"]),
     ],
@@ -62,7 +62,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "siwa-server",
-            dependencies: ["SiwaApp", "JOSE", "AppleSimulator", .product(name: "Logging", package: "swift-log"), .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "SiwaApp", "Store", "JOSE", "OpenSSLCrypto", "AppleSimulator",
+                .product(name: "Logging", package: "swift-log"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strict
         ),
 
