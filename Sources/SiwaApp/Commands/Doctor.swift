@@ -40,7 +40,9 @@ public struct Doctor: Sendable {
             return checks
         }
         let missing = configuration.serveProblems
-        checks += missing.map { Check(name: $0.key, ok: false, detail: $0.problem) }
+        // A key file that could not be read is already reported; it is not "missing" as well.
+        let named = Set(problems.map(\.key)).union(problems.contains { $0.key == "private_key_file" } ? ["private_key"] : [])
+        checks += missing.filter { !named.contains($0.key) }.map { Check(name: $0.key, ok: false, detail: $0.problem) }
         if missing.isEmpty, let minter = try? AppleCredentials.minter(configuration), let teamID = configuration.teamID,
            let keyID = configuration.keyID, let pem = configuration.privateKeyPEM, let key = try? P256PrivateKey(pem: pem)
         {
