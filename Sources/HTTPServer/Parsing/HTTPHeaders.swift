@@ -39,9 +39,13 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Every line of a list-valued field joined in order with ", " (RFC 9110 §5.3): proxies
     /// such as HAProxy append a new `X-Forwarded-For` line rather than extend the last one.
+    /// Every request's access record asks for one, so a single line costs no allocation.
     public func combinedValue(_ name: String) -> String? {
-        let values = values(name)
-        return values.isEmpty ? nil : values.joined(separator: ", ")
+        var combined: String?
+        for field in fields where Self.equalsIgnoringCase(field.name, name) {
+            if combined == nil { combined = field.value } else { combined! += ", " + field.value }
+        }
+        return combined
     }
 
     public func contains(_ name: String) -> Bool { self[name] != nil }

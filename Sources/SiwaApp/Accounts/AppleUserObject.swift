@@ -22,6 +22,4 @@ struct AppleUserObject: Sendable, Equatable {
         familyName = name?["lastName"]?.string.map { StoredText.cut($0) }
         email = object["email"]?.string.map { StoredText.cut($0) }
     }
-
-    var isEmpty: Bool { givenName == nil && familyName == nil && email == nil }
 }

@@ -1,4 +1,3 @@
-import Glibc
 import HTTPServer
 import Synchronization
 
@@ -27,7 +26,7 @@ final class ClientRateLimiter: Sendable {
     private let buckets = Mutex<[[UInt8]: Bucket]>([:])
 
     /// - Parameter clock: seconds on any monotonic scale; tests hold it.
-    init(limit: RateLimit, maxClients: Int = 100_000, clock: @escaping @Sendable () -> Double = ClientRateLimiter.monotonicSeconds) {
+    init(limit: RateLimit, maxClients: Int = 100_000, clock: @escaping @Sendable () -> Double = Clocks.monotonicSeconds) {
         capacity = Double(limit.requests)
         refillPerSecond = Double(limit.requests) / Double(limit.perSeconds)
         self.maxClients = maxClients
@@ -89,11 +88,5 @@ final class ClientRateLimiter: Sendable {
         guard let parsed = IPAddressLiteral(String(text)) else { return Array(address.utf8) }
         if let v4 = parsed.unmappedIPv4 { return v4.bytes }
         return parsed.isIPv6 ? Array(parsed.bytes[0..<8]) : parsed.bytes
-    }
-
-    static func monotonicSeconds() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }
