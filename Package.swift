@@ -36,7 +36,7 @@ let package = Package(
 
         .target(
             name: "HTTPServer",
-            dependencies: ["CZlib", "CSystem", "SystemThread", "JSON", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CZlib", "CSystem", "SystemThread", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(name: "SQLite", dependencies: ["CSQLite", "SystemThread"], swiftSettings: strict),

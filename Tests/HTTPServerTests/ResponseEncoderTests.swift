@@ -55,10 +55,12 @@ import Testing
         #expect(text.contains("Location: /x  Set-Cookie: evil=1\r\n"))
     }
 
-    @Test func errorBodiesAreTheAPIShapeWithEscaping() {
-        let response = HTTPResponse.error(400, code: "bad_request", description: "a \"quoted\"\nline")
-        #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"bad_request","error_description":"a \"quoted\"\nline"}"#)
-        #expect(response.headers["content-type"] == "application/json")
+    @Test func refusalsWithoutAnErrorShapeArePlainTextAndKeepTheirHeaders() {
+        let response = HTTPRefusal.methodNotAllowed(.delete, allow: "GET, HEAD").plainTextResponse
+        #expect(response.status == 405)
+        #expect(String(decoding: response.body, as: UTF8.self) == "method_not_allowed: DELETE is not allowed here\n")
+        #expect(response.headers["content-type"] == "text/plain; charset=utf-8")
+        #expect(response.headers["allow"] == "GET, HEAD")
     }
 }
 

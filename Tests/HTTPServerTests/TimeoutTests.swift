@@ -28,7 +28,7 @@ import Testing
         client.send("GET /hello HTTP/1.1\r\nHost: t\r\n")
         let response = try await client.readResponse()
         #expect(response.status == 408)
-        #expect(response.text.contains("\"request_timeout\""))
+        #expect(response.text.hasPrefix("request_timeout: "))
         #expect(await client.isClosedByServer())
         #expect(try await server.stillServes())
         await server.stop()

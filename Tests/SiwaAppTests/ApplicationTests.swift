@@ -2,6 +2,7 @@ import TestSupport
 import AppleSimulator
 import Foundation
 import HTTPServer
+import Logging
 import Testing
 @testable import SiwaApp
 
@@ -14,7 +15,8 @@ import Testing
         let lines = LinesCollector()
         let simulator: AppleIDSimulator
 
-        init(configure: (inout Configuration) -> Void = { _ in }) throws {
+        /// The application's own log lines go to `lines` too, after the access lines' format.
+        init(clocks: Clocks = .system, configure: (inout Configuration) -> Void = { _ in }) throws {
             simulator = try AppleIDSimulator(configuration: .testing())
             try simulator.start()
             folder = NSTemporaryDirectory() + "siwa-app-" + UUID().uuidString
@@ -31,7 +33,10 @@ import Testing
             configure(&configuration)
             let lines = self.lines
             sink = LogSink(writer: { bytes in lines.append(bytes) })
-            application = try Application(configuration: configuration, accessLogSink: sink)
+            let sink = self.sink
+            application = try Application(
+                configuration: configuration, logger: Logger(label: "siwa") { JSONLogHandler(label: $0, level: .info, sink: sink) },
+                accessLogSink: sink, clocks: clocks)
             try application.start()
         }
 
@@ -210,9 +215,10 @@ import Testing
     }
 
     @Test func textLinesNameTheRequest() {
-        let record = AccessRecord(
-            method: "GET", path: "/a\nb", route: nil, status: 404, requestBytes: 0, responseBytes: 10,
-            durationSeconds: 0.002, requestID: "r1", remoteAddress: "127.0.0.1", forwardedFor: nil)
+        var record = AccessRecord(method: "GET", path: "/a\nb", requestBytes: 0, requestID: "r1", remoteAddress: "127.0.0.1", forwardedFor: nil)
+        record.status = 404
+        record.responseBytes = 10
+        record.durationSeconds = 0.002
         let line = String(decoding: AccessLogLine.make(record, client: "127.0.0.1", format: .text, time: .init(seconds: 0, milliseconds: 5)), as: UTF8.self)
         #expect(line == #"1970-01-01T00:00:00.005Z info siwa.access: request request_id=r1 method=GET path=/a\nb route=unmatched status=404 duration_ms=2.000 client=127.0.0.1"#)
     }

@@ -13,7 +13,7 @@ struct ControlAPI: Sendable {
     func register(into router: inout Router) {
         // Every route under /sim/ passes the guard first: no foreign Origin, JSON bodies only.
         let requestGuard = self.requestGuard
-        func add(_ method: HTTPMethod, _ path: String, _ handler: @escaping HTTPHandler) {
+        func add(_ method: HTTPMethod, _ path: String, _ handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
             router.add(method, path) { request in
                 if let refusal = requestGuard.refusal(request) { return refusal }
                 return await handler(request)

@@ -20,6 +20,20 @@ public struct HTTPRequest: Sendable {
         self.remoteAddress = remoteAddress
     }
 
+    /// A request made in process, as the parser would have read it off the wire: for
+    /// handing a responder a request without a socket.
+    public init(
+        _ method: HTTPMethod, _ target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
+        requestID: String = RequestID.make(), remoteAddress: String = "127.0.0.1"
+    ) {
+        let query = target.firstIndex(of: "?")
+        let head = HTTPRequestHead(
+            method: method, target: target, path: query.map { String(target[..<$0]) } ?? target,
+            query: query.map { String(target[target.index(after: $0)...]) }, version: .http1_1, headers: headers,
+            keepAlive: true, expectsContinue: false, framing: body.isEmpty ? .none : .length(body.count))
+        self.init(head: head, body: body, requestID: requestID, remoteAddress: remoteAddress)
+    }
+
     public var method: HTTPMethod { head.method }
     public var path: String { head.path }
     public var query: String? { head.query }

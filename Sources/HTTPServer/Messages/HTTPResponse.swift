@@ -1,11 +1,11 @@
-import JSON
-
 /// A response as handlers build it. The server adds `Date`, `Content-Length`, `Connection`,
 /// `X-Request-Id` and, where it applies, gzip and `Vary`.
 public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// The route pattern that produced it, set by `RoutingResponder` for the access record.
+    var route: String?
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
@@ -20,11 +20,5 @@ public struct HTTPResponse: Sendable {
     /// A JSON body that is already encoded.
     public static func json(_ status: Int = 200, _ body: some StringProtocol) -> HTTPResponse {
         HTTPResponse(status: status, contentType: "application/json", body: body)
-    }
-
-    /// The one error shape of the API (SPEC §4): `{"error": CODE, "error_description": TEXT}`.
-    public static func error(_ status: Int, code: String, description: String) -> HTTPResponse {
-        let body = JSONValue.object(JSONObject([("error", .string(code)), ("error_description", .string(description))]))
-        return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))
     }
 }

@@ -1,13 +1,14 @@
 /// Serializes a response head and body. Pure: everything that varies per request comes in as
 /// arguments, so it is tested without a socket.
 struct ResponseEncoder {
-    struct Context {
+    struct Context: Sendable {
         var version: HTTPVersion
         var keepAlive: Bool
         var isHead: Bool
         var acceptsGzip: Bool
         var requestID: String
-        var date: String
+        /// Set when the response is encoded, from the loop's cached `Date` value.
+        var date = ""
     }
 
     /// Appends the wire form to `output`; returns the body bytes sent.

@@ -1,6 +1,6 @@
 /// A handler may await slow work (a call to Apple); the server runs it without blocking its
-/// I/O loop or other connections.
-public typealias HTTPHandler = @Sendable (HTTPRequest) async -> HTTPResponse
+/// I/O loop or other connections. What it throws, the responder's error renderer answers.
+public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
 /// Maps method and path to a handler. Patterns are literal segments and `{name}` parameters,
 /// written as in OpenAPI (`/api/sessions/{id}`), so the route table and `openapi.json` share

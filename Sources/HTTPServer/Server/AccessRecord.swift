@@ -17,17 +17,15 @@ public struct AccessRecord: Sendable {
     /// (it knows which proxies are trusted).
     public var forwardedFor: String?
 
-    public init(
-        method: String, path: String, route: String?, status: Int, requestBytes: Int, responseBytes: Int,
-        durationSeconds: Double, requestID: String, remoteAddress: String, forwardedFor: String?
-    ) {
+    /// A record of a request not yet answered; the connection fills in the rest.
+    public init(method: String, path: String, requestBytes: Int, requestID: String, remoteAddress: String, forwardedFor: String?) {
         self.method = method
         self.path = path
-        self.route = route
-        self.status = status
+        self.route = nil
+        self.status = 0
         self.requestBytes = requestBytes
-        self.responseBytes = responseBytes
-        self.durationSeconds = durationSeconds
+        self.responseBytes = 0
+        self.durationSeconds = 0
         self.requestID = requestID
         self.remoteAddress = remoteAddress
         self.forwardedFor = forwardedFor

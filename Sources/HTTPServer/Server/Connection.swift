@@ -83,7 +83,7 @@ final class Connection {
             lastReadAt = now
             parser.append(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
             guard inFlight || reserveBudgetForInput() else {
-                respondAndClose(503, code: "busy", description: "the server is holding too many request bodies; try again shortly")
+                refuseAndClose(.busy)
                 return
             }
             processInput()
@@ -108,7 +108,7 @@ final class Connection {
             do {
                 event = try parser.next()
             } catch {
-                respondAndClose(error.status, code: Self.errorCode(error.kind), description: error.reason)
+                refuseAndClose(HTTPRefusal(error))
                 return
             }
             guard let event else { break }
@@ -135,58 +135,37 @@ final class Connection {
         }
     }
 
-    private static func errorCode(_ kind: HTTPParseError.Kind) -> String {
-        switch kind {
-        case .badRequest: "bad_request"
-        case .uriTooLong: "uri_too_long"
-        case .headersTooLarge: "headers_too_large"
-        case .payloadTooLarge: "payload_too_large"
-        }
-    }
-
     // MARK: Requests
 
     private func dispatch(_ head: HTTPRequestHead, body: [UInt8]) {
         inFlight = true
-        let incomingID = head.headers["X-Request-Id"]
-        var context = ResponseContext(
-            method: head.method.rawValue, path: head.path, route: nil, version: head.version,
-            keepAlive: head.keepAlive, isHead: head.method == .head,
-            acceptsGzip: Gzip.isAccepted(by: head.headers["Accept-Encoding"]),
-            requestID: incomingID.flatMap { RequestID.isValid($0) ? $0 : nil } ?? RequestID.make(),
-            started: MonotonicClock.now(), requestBytes: body.count, forwardedFor: head.headers.combinedValue("X-Forwarded-For"))
-
-        switch loop.server.router.match(method: head.method, path: head.path) {
-        case .found(let route, let parameters):
-            context.route = route.pattern
-            let request = HTTPRequest(
-                head: head, body: body, pathParameters: parameters, requestID: context.requestID,
-                remoteAddress: remoteAddress)
-            let handler = route.handler
-            let connection = LoopBound(self)
-            let finalContext = context
-            if body.count >= limits.offloadBodyBytes {
-                // Parsing a large body takes milliseconds: on the global executor, so the loop's
-                // other connections are not kept waiting; the response comes back to the loop.
-                let loop = loop
-                Task(executorPreference: globalConcurrentExecutor) {
-                    let response = await handler(request)
-                    Task(executorPreference: loop) { connection.value.complete(response, context: finalContext) }
-                }
-            } else {
-                // Preferring this loop's executor: a handler that never suspends runs to the end
-                // on this thread, within this loop iteration.
-                Task(executorPreference: loop) {
-                    let response = await handler(request)
-                    connection.value.complete(response, context: finalContext)
-                }
+        let requestID = head.headers["X-Request-Id"].flatMap { RequestID.isValid($0) ? $0 : nil } ?? RequestID.make()
+        let context = ResponseContext(
+            encoding: ResponseEncoder.Context(
+                version: head.version, keepAlive: head.keepAlive, isHead: head.method == .head,
+                acceptsGzip: Gzip.isAccepted(by: head.headers["Accept-Encoding"]), requestID: requestID),
+            record: AccessRecord(
+                method: head.method.rawValue, path: head.path, requestBytes: body.count, requestID: requestID,
+                remoteAddress: remoteAddress, forwardedFor: head.headers.combinedValue("X-Forwarded-For")),
+            started: MonotonicClock.now())
+        let request = HTTPRequest(head: head, body: body, requestID: requestID, remoteAddress: remoteAddress)
+        let responder = loop.server.responder
+        let connection = LoopBound(self)
+        if body.count >= limits.offloadBodyBytes {
+            // Parsing a large body takes milliseconds: on the global executor, so the loop's
+            // other connections are not kept waiting; the response comes back to the loop.
+            let loop = loop
+            Task(executorPreference: globalConcurrentExecutor) {
+                let response = await responder.respond(to: request)
+                Task(executorPreference: loop) { connection.value.complete(response, context: context) }
             }
-        case .methodNotAllowed(let allow):
-            var response = HTTPResponse.error(405, code: "method_not_allowed", description: "\(head.method) is not allowed here")
-            response.headers.add("Allow", allow)
-            complete(response, context: context)
-        case .notFound:
-            complete(HTTPResponse.error(404, code: "not_found", description: "no such resource"), context: context)
+        } else {
+            // Preferring this loop's executor: a handler that never suspends runs to the end
+            // on this thread, within this loop iteration.
+            Task(executorPreference: loop) {
+                let response = await responder.respond(to: request)
+                connection.value.complete(response, context: context)
+            }
         }
     }
 
@@ -195,24 +174,22 @@ final class Connection {
         inFlight = false
         releaseBudget()
         let now = MonotonicClock.now()
-        var record = AccessRecord(
-            method: context.method, path: context.path, route: context.route, status: response.status,
-            requestBytes: context.requestBytes, responseBytes: 0,
-            durationSeconds: Double(now > context.started ? now - context.started : 0) / 1e9, requestID: context.requestID,
-            remoteAddress: remoteAddress, forwardedFor: context.forwardedFor)
+        var record = context.record
+        record.route = response.route
+        record.status = response.status
+        record.durationSeconds = Double(now > context.started ? now - context.started : 0) / 1e9
         guard !isClosed else {
-            loop.server.observer?.requestCompleted(record)
+            loop.server.responder.responseSent(record)
             return
         }
-        let keepAlive = context.keepAlive && !loop.isStopping && !peerClosedInput
-        let encoding = ResponseEncoder.Context(
-            version: context.version, keepAlive: keepAlive, isHead: context.isHead, acceptsGzip: context.acceptsGzip,
-            requestID: context.requestID, date: loop.currentDate())
+        var encoding = context.encoding
+        encoding.keepAlive = encoding.keepAlive && !loop.isStopping && !peerClosedInput
+        encoding.date = loop.currentDate()
         record.responseBytes = ResponseEncoder.encode(response, context: encoding, into: &output)
         servedRequests += 1
         lastResponseAt = now
-        loop.server.observer?.requestCompleted(record)
-        if !keepAlive { closeWhenFlushed = true }
+        loop.server.responder.responseSent(record)
+        if !encoding.keepAlive { closeWhenFlushed = true }
         flush()
         if !processing, !isClosed {
             processInput()
@@ -220,13 +197,15 @@ final class Connection {
         }
     }
 
-    /// Answers an error the HTTP layer found itself, then closes.
-    private func respondAndClose(_ status: Int, code: String, description: String) {
+    /// Answers a request the connection itself refused, then closes.
+    private func refuseAndClose(_ refusal: HTTPRefusal) {
+        let requestID = RequestID.make()
         let context = ResponseContext(
-            method: "-", path: "-", route: nil, version: .http1_1, keepAlive: false, isHead: false, acceptsGzip: false,
-            requestID: RequestID.make(), started: MonotonicClock.now(), requestBytes: 0, forwardedFor: nil)
+            encoding: ResponseEncoder.Context(version: .http1_1, keepAlive: false, isHead: false, acceptsGzip: false, requestID: requestID),
+            record: AccessRecord(method: "-", path: "-", requestBytes: 0, requestID: requestID, remoteAddress: remoteAddress, forwardedFor: nil),
+            started: MonotonicClock.now())
         inFlight = true
-        complete(HTTPResponse.error(status, code: code, description: description), context: context)
+        complete(loop.server.responder.response(for: refusal, requestID: requestID), context: context)
     }
 
     // MARK: Output
@@ -307,7 +286,7 @@ final class Connection {
     func checkDeadline(now: UInt64) {
         guard !isClosed else { return }
         if isBodyTooSlow(now: now) {
-            respondAndClose(408, code: "request_timeout", description: "the request body arrived too slowly")
+            refuseAndClose(.requestTimeout("the request body arrived too slowly"))
             return
         }
         if now >= deadline {
@@ -315,7 +294,7 @@ final class Connection {
             case .plainClose, .close:
                 close()
             case .requestTimeout:
-                respondAndClose(408, code: "request_timeout", description: "the request did not arrive in time")
+                refuseAndClose(.requestTimeout("the request did not arrive in time"))
             }
             return
         }
@@ -374,19 +353,12 @@ final class Connection {
     }
 }
 
-/// What a response needs to know about its request once the handler is done.
+/// What a response needs of its request once the responder is done: how to encode it, and
+/// the access record as far as the request alone can fill it.
 struct ResponseContext: Sendable {
-    var method: String
-    var path: String
-    var route: String?
-    var version: HTTPVersion
-    var keepAlive: Bool
-    var isHead: Bool
-    var acceptsGzip: Bool
-    var requestID: String
+    var encoding: ResponseEncoder.Context
+    var record: AccessRecord
     var started: UInt64
-    var requestBytes: Int
-    var forwardedFor: String?
 }
 
 /// Carries a loop-owned object into a task that runs on that same loop's executor.

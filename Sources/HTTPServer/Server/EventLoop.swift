@@ -246,9 +246,8 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
 
 /// What every loop of one server shares: read-only after start, except `loopExited`.
 final class ServerContext: Sendable {
-    let router: Router
+    let responder: any HTTPResponder
     let configuration: HTTPServerConfiguration
-    let observer: (any HTTPServerObserver)?
     let logger: Logger
     private let onAllLoopsExited: @Sendable () -> Void
     private let runningLoops: Atomic<Int>
@@ -257,12 +256,11 @@ final class ServerContext: Sendable {
     private let bodyBudgetLeft: Atomic<Int>
 
     init(
-        router: Router, configuration: HTTPServerConfiguration, observer: (any HTTPServerObserver)?, logger: Logger,
+        responder: any HTTPResponder, configuration: HTTPServerConfiguration, logger: Logger,
         loops: Int, onAllLoopsExited: @escaping @Sendable () -> Void
     ) {
-        self.router = router
+        self.responder = responder
         self.configuration = configuration
-        self.observer = observer
         self.logger = logger
         self.runningLoops = Atomic(loops)
         self.onAllLoopsExited = onAllLoopsExited

@@ -16,19 +16,22 @@ public final class HTTPServer: Sendable {
     }
 
     private let configuration: HTTPServerConfiguration
-    private let router: Router
-    private let observer: (any HTTPServerObserver)?
+    private let responder: any HTTPResponder
     private let logger: Logger
     private let state = Mutex(State())
 
-    public init(
+    public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder, logger: Logger = Logger(label: "siwa.http")) {
+        self.configuration = configuration
+        self.responder = responder
+        self.logger = logger
+    }
+
+    /// A server whose errors are plain text: for tools and tests that bring no error shape.
+    public convenience init(
         configuration: HTTPServerConfiguration, router: Router, observer: (any HTTPServerObserver)? = nil,
         logger: Logger = Logger(label: "siwa.http")
     ) {
-        self.configuration = configuration
-        self.router = router
-        self.observer = observer
-        self.logger = logger
+        self.init(configuration: configuration, responder: RoutingResponder(router: router, observer: observer), logger: logger)
     }
 
     /// The bound port (useful with port 0); 0 before `start`.
@@ -45,7 +48,7 @@ public final class HTTPServer: Sendable {
         let (listenerFD, port) = try ListeningSocket.open(host: configuration.host, port: configuration.port)
 
         let context = ServerContext(
-            router: router, configuration: configuration, observer: observer, logger: logger, loops: configuration.threads,
+            responder: responder, configuration: configuration, logger: logger, loops: configuration.threads,
             onAllLoopsExited: { [weak self] in
                 guard let self else { return }
                 let waiters = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in

@@ -55,21 +55,13 @@ struct AccountDeletion: Sendable {
         return accepted ? "done" : "pending"
     }
 
-    func route(_ authenticator: SessionAuthenticator, logger: Logger) -> HTTPHandler {
+    /// A failed deletion is one transaction rolled back: nothing changed, and the 500 says so.
+    func route(_ authenticator: SessionAuthenticator) -> HTTPHandler {
         { request in
-            do throws(SessionAuthenticator.Refusal) {
-                let found = try await authenticator.authenticate(request, origin: .ours)
-                do {
-                    let revocation = try await delete(userID: found.user.id)
-                    let body = JSONValue.object(JSONObject([("status", .string("deleted")), ("apple_revocation", .string(revocation))]))
-                    return HTTPResponse(status: 202, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))
-                } catch {
-                    logger.error("account deletion failed", metadata: ["error": "\(error)", "request_id": .string(request.requestID)])
-                    return .error(500, code: "internal_error", description: "the account could not be deleted; nothing changed")
-                }
-            } catch {
-                return SessionAuthenticator.response(for: error)
-            }
+            let found = try await authenticator.authenticate(request, origin: .ours)
+            let revocation = try await delete(userID: found.user.id)
+            let body = JSONValue.object(JSONObject([("status", .string("deleted")), ("apple_revocation", .string(revocation))]))
+            return HTTPResponse(status: 202, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))
         }
     }
 }

@@ -32,12 +32,14 @@ struct SessionAuthenticator: Sendable {
         case oursOrOpaque
     }
 
+    /// The request has no live session, or a cookie one from a foreign origin. A database fault
+    /// is not a refusal: it is thrown as it is, and answered 500.
     enum Refusal: Error {
         case unauthenticated
         case forbidden
     }
 
-    func authenticate(_ request: HTTPRequest, origin check: OriginCheck) async throws(Refusal) -> Authenticated {
+    func authenticate(_ request: HTTPRequest, origin check: OriginCheck) async throws -> Authenticated {
         let now = clock()
         var viaCookie = false
         var token: String?
@@ -48,16 +50,17 @@ struct SessionAuthenticator: Sendable {
             viaCookie = true
         }
         guard let token, !token.isEmpty,
-              let found = try? sessions.authenticate(token: token, now: now, idleTTL: idleTTL)
-        else { throw .unauthenticated }
+              let found = try sessions.authenticate(token: token, now: now, idleTTL: idleTTL)
+        else { throw Refusal.unauthenticated }
         if viaCookie {
             let origin = request.headers["Origin"]
             switch check {
             case .notChecked: break
-            case .ours: if origin != publicOrigin { throw .forbidden }
-            case .oursOrOpaque: if origin != publicOrigin, origin != "null" { throw .forbidden }
+            case .ours: if origin != publicOrigin { throw Refusal.forbidden }
+            case .oursOrOpaque: if origin != publicOrigin, origin != "null" { throw Refusal.forbidden }
             }
         }
+        // `last_seen_at` is bookkeeping: a failed batch write must not refuse a live session.
         try? await batcher.touch(found.0.id, at: now)
         return Authenticated(session: found.0, user: found.1, viaCookie: viaCookie)
     }
@@ -72,12 +75,5 @@ struct SessionAuthenticator: Sendable {
             }
         }
         return nil
-    }
-
-    static func response(for refusal: Refusal) -> HTTPResponse {
-        switch refusal {
-        case .unauthenticated: .error(401, code: "unauthenticated", description: "no live session")
-        case .forbidden: .error(403, code: "forbidden", description: "a cookie-authenticated change must come from this site's origin")
-        }
     }
 }

@@ -36,17 +36,6 @@ struct SignIn: Sendable {
         case keysUnavailable
         case internalError
 
-        var response: HTTPResponse {
-            switch self {
-            case .invalidRequest(let text): .error(400, code: "invalid_request", description: text)
-            case .invalidToken(let reason): .error(401, code: "invalid_token", description: reason.rawValue)
-            case .invalidGrant: .error(401, code: "invalid_grant", description: "Apple refused the authorization code")
-            case .appleUnavailable: .error(502, code: "apple_unavailable", description: "Apple could not be reached; try again")
-            case .keysUnavailable: .error(503, code: "keys_unavailable", description: "Apple's signing keys are not available yet")
-            case .internalError: .error(500, code: "internal_error", description: "the sign-in could not be stored")
-            }
-        }
-
         var outcome: String {
             switch self {
             case .invalidRequest: "invalid_request"

@@ -1,5 +1,4 @@
 import AppleClient
-import Glibc
 import HTTPClient
 import JOSE
 import Logging
@@ -12,13 +11,13 @@ final class AppleServices: Sendable {
     let keys: KeySetCache
     let api: AppleAPI?
 
-    init(configuration: Configuration, serverState: ServerState, metrics: Metrics, logger: Logger) throws {
+    init(configuration: Configuration, serverState: ServerState, metrics: Metrics, clocks: Clocks, logger: Logger) throws {
         http = try HTTPClient(configuration: HTTPClientConfiguration(extraCAFile: configuration.appleCAFile))
         let appleMetrics = metrics.apple
         keys = KeySetCache(
             url: configuration.appleBaseURL + AppleEndpoint.keys.path, http: http,
             persistence: StoredKeySet(state: serverState, logger: logger), observer: appleMetrics,
-            monotonic: Clocks.monotonicSeconds,
+            monotonic: clocks.monotonic,
             onRefresh: { outcome in
                 appleMetrics.keySetRefreshed(outcome: outcome)
                 // Retries come every 30 s while this lasts; each failure is worth a line.
@@ -31,19 +30,9 @@ final class AppleServices: Sendable {
         if let minter = try? AppleCredentials.minter(configuration) {
             api = AppleAPI(
                 baseURL: configuration.appleBaseURL, http: http, secrets: minter, observer: appleMetrics,
-                clock: Clocks.wallSeconds, monotonic: Clocks.monotonicSeconds)
+                clock: clocks.wall, monotonic: clocks.monotonic)
         } else {
             api = nil
         }
-    }
-}
-
-/// The two clocks the server reads, as values that tests can replace.
-enum Clocks {
-    static let wallSeconds: @Sendable () -> Int64 = { Int64(time(nil)) }
-    static let monotonicSeconds: @Sendable () -> Double = {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }

@@ -14,6 +14,12 @@ struct NotificationProcessor: Sendable {
         case processed, duplicate, ignored
     }
 
+    /// A delivery refused as it is: Apple's retries would bring the same bytes.
+    enum Refusal: Error {
+        case malformed
+        case invalidToken(TokenFailure)
+    }
+
     let database: Database
     let keys: KeySetCache
     let audiences: Set<String>?
@@ -21,9 +27,11 @@ struct NotificationProcessor: Sendable {
     let logger: Logger
     let clock: @Sendable () -> Int64
 
-    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+    /// A storage failure is thrown as it is: not 200, so Apple retries, and the transaction
+    /// left nothing behind.
+    func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let body = try? JSONParser.parse(request.body).object, let payload = body["payload"]?.string else {
-            return .error(400, code: "invalid_request", description: "the body must be a JSON object with a string \"payload\"")
+            throw Refusal.malformed
         }
         let verified: TokenVerifier.Verified
         do {
@@ -32,30 +40,24 @@ struct NotificationProcessor: Sendable {
             metrics.apple.verificationFailed(reason: error.rawValue)
             metrics.notifications.record(type: "unknown", outcome: "invalid")
             logger.notice("notification refused", metadata: ["reason": .string(error.rawValue), "request_id": .string(request.requestID)])
-            return .error(400, code: "invalid_token", description: error.rawValue)
+            throw Refusal.invalidToken(error)
         }
         // `verify` guarantees both for notifications.
         let jti = verified.claims.tokenID ?? ""
         let events = verified.claims.events ?? []
         let now = clock()
-        do {
-            let (status, outcomes) = try await database.write { connection in
-                try Self.apply(events, jti: jti, now: now, in: connection)
-            }
-            for (event, outcome) in zip(events, outcomes) {
-                metrics.notifications.record(type: Self.typeLabel(event.type), outcome: outcome.rawValue)
-                if outcome == .ignored {
-                    logger.info("notification event ignored", metadata: [
-                        "type": .string(String(event.type.prefix(40))), "jti": .string(jti), "request_id": .string(request.requestID),
-                    ])
-                }
-            }
-            return .json(200, #"{"status":""# + status.rawValue + #""}"#)
-        } catch {
-            logger.error("notification not applied", metadata: ["error": "\(error)", "request_id": .string(request.requestID)])
-            // Not 200: Apple retries, and the transaction left nothing behind.
-            return .error(500, code: "internal_error", description: "the notification could not be stored; retry later")
+        let (status, outcomes) = try await database.write { connection in
+            try Self.apply(events, jti: jti, now: now, in: connection)
         }
+        for (event, outcome) in zip(events, outcomes) {
+            metrics.notifications.record(type: Self.typeLabel(event.type), outcome: outcome.rawValue)
+            if outcome == .ignored {
+                logger.info("notification event ignored", metadata: [
+                    "type": .string(String(event.type.prefix(40))), "jti": .string(jti), "request_id": .string(request.requestID),
+                ])
+            }
+        }
+        return .json(200, #"{"status":""# + status.rawValue + #""}"#)
     }
 
     private func verify(_ payload: String) async throws(TokenFailure) -> TokenVerifier.Verified {

@@ -10,68 +10,46 @@ enum AccountRoutes {
         limited: (@escaping HTTPHandler) -> HTTPHandler
     ) {
         router.add(.post, "/api/auth/apple/nonce", limited { _ in
-            do {
-                let nonce = try await replay.issueNonce(now: authenticator.clock())
-                let body = JSONValue.object(JSONObject([
-                    ("nonce", .string(nonce.value)), ("expires_at", .string(RFC3339.format(nonce.expiresAt))),
-                ]))
-                return HTTPResponse(status: 201, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))
-            } catch {
-                return .error(500, code: "internal_error", description: "could not issue a nonce")
-            }
+            let nonce = try await replay.issueNonce(now: authenticator.clock())
+            let body = JSONValue.object(JSONObject([
+                ("nonce", .string(nonce.value)), ("expires_at", .string(RFC3339.format(nonce.expiresAt))),
+            ]))
+            return HTTPResponse(status: 201, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))
         })
 
         router.add(.get, "/api/me") { request in
-            do throws(SessionAuthenticator.Refusal) {
-                let found = try await authenticator.authenticate(request, origin: .notChecked)
-                return HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(UserJSON.value(found.user)))
-            } catch {
-                return SessionAuthenticator.response(for: error)
-            }
+            let found = try await authenticator.authenticate(request, origin: .notChecked)
+            return HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(UserJSON.value(found.user)))
         }
 
         router.add(.post, "/api/logout") { request in
-            do throws(SessionAuthenticator.Refusal) {
-                let found = try await authenticator.authenticate(request, origin: .ours)
-                _ = try? await sessions.end(id: found.session.id, userID: found.user.id)
-                return HTTPResponse(status: 204)
-            } catch {
-                return SessionAuthenticator.response(for: error)
-            }
+            let found = try await authenticator.authenticate(request, origin: .ours)
+            _ = try await sessions.end(id: found.session.id, userID: found.user.id)
+            return HTTPResponse(status: 204)
         }
 
         router.add(.get, "/api/sessions") { request in
-            do throws(SessionAuthenticator.Refusal) {
-                let found = try await authenticator.authenticate(request, origin: .notChecked)
-                let list = (try? sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)) ?? []
-                let items = list.map { session -> JSONValue in
-                    .object(JSONObject([
-                        ("id", .string(session.id)), ("created_at", .string(RFC3339.format(session.createdAt))),
-                        ("last_seen_at", .string(RFC3339.format(session.lastSeenAt))),
-                        ("expires_at", .string(RFC3339.format(session.expiresAt))),
-                        ("device_name", session.deviceName.map(JSONValue.string) ?? .null),
-                        ("current", .bool(session.id == found.session.id)),
-                    ]))
-                }
-                let body = JSONValue.object(JSONObject([("sessions", .array(items))]))
-                return HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(body))
-            } catch {
-                return SessionAuthenticator.response(for: error)
+            let found = try await authenticator.authenticate(request, origin: .notChecked)
+            let list = try sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)
+            let items = list.map { session -> JSONValue in
+                .object(JSONObject([
+                    ("id", .string(session.id)), ("created_at", .string(RFC3339.format(session.createdAt))),
+                    ("last_seen_at", .string(RFC3339.format(session.lastSeenAt))),
+                    ("expires_at", .string(RFC3339.format(session.expiresAt))),
+                    ("device_name", session.deviceName.map(JSONValue.string) ?? .null),
+                    ("current", .bool(session.id == found.session.id)),
+                ]))
             }
+            let body = JSONValue.object(JSONObject([("sessions", .array(items))]))
+            return HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(body))
         }
 
         router.add(.delete, "/api/sessions/{id}") { request in
-            do throws(SessionAuthenticator.Refusal) {
-                let found = try await authenticator.authenticate(request, origin: .ours)
-                let id = request.pathParameters["id"] ?? ""
-                // Another user's session, or one already ended, is simply not found.
-                guard (try? await sessions.end(id: id, userID: found.user.id)) == true else {
-                    return .error(404, code: "not_found", description: "no such session")
-                }
-                return HTTPResponse(status: 204)
-            } catch {
-                return SessionAuthenticator.response(for: error)
-            }
+            let found = try await authenticator.authenticate(request, origin: .ours)
+            let id = request.pathParameters["id"] ?? ""
+            // Another user's session, or one already ended, is simply not found.
+            guard try await sessions.end(id: id, userID: found.user.id) else { throw APIError.sessionNotFound }
+            return HTTPResponse(status: 204)
         }
     }
 }

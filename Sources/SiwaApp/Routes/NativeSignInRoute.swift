@@ -9,22 +9,18 @@ struct NativeSignInRoute: Sendable {
     let signIn: SignIn
     let cookies: SessionCookies
 
-    func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        do throws(SignIn.Failure) {
-            let result = try await signIn.run(try Self.parse(request.body), requestID: request.requestID)
-            let body = JSONValue.object(JSONObject([
-                ("session", .object(JSONObject([
-                    ("token", .string(result.session.token)), ("expires_at", .string(RFC3339.format(result.session.record.expiresAt))),
-                ]))),
-                ("user", UserJSON.value(result.user)),
-                ("created", .bool(result.created)),
-            ]))
-            var response = HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(body))
-            if cookies.isSameOrigin(request) { response.headers.add("Set-Cookie", cookies.session(result.session)) }
-            return response
-        } catch {
-            return error.response
-        }
+    func handle(_ request: HTTPRequest) async throws(SignIn.Failure) -> HTTPResponse {
+        let result = try await signIn.run(try Self.parse(request.body), requestID: request.requestID)
+        let body = JSONValue.object(JSONObject([
+            ("session", .object(JSONObject([
+                ("token", .string(result.session.token)), ("expires_at", .string(RFC3339.format(result.session.record.expiresAt))),
+            ]))),
+            ("user", UserJSON.value(result.user)),
+            ("created", .bool(result.created)),
+        ]))
+        var response = HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(body))
+        if cookies.isSameOrigin(request) { response.headers.add("Set-Cookie", cookies.session(result.session)) }
+        return response
     }
 
     static func parse(_ body: [UInt8]) throws(SignIn.Failure) -> SignIn.Input {

@@ -11,6 +11,9 @@ public final class Application: Sendable {
     public let metrics: Metrics
     private let database: Database
     private let server: HTTPServer
+    /// Turns a request into a response without a socket: tests run one body in process or over
+    /// the wire.
+    public let responder: RoutingResponder
     private let logger: Logger
     let apple: AppleServices
     /// Apple's refresh and access tokens, sealed at rest.
@@ -23,10 +26,13 @@ public final class Application: Sendable {
     private let background = Mutex<[Task<Void, Never>]>([])
 
     /// Opens the database (creating it and applying migrations) and builds the routes.
-    /// - Parameter demo: `siwa-server demo`: the sign-in page leads to the Apple ID simulator
-    ///   (at `appleBaseURL`) instead of using Sign in with Apple JS.
+    /// - Parameters:
+    ///   - demo: `siwa-server demo`: the sign-in page leads to the Apple ID simulator (at
+    ///     `appleBaseURL`) instead of using Sign in with Apple JS.
+    ///   - clocks: what every part reads the time from.
     public init(
-        configuration: Configuration, logger: Logger = Logger(label: "siwa"), accessLogSink: LogSink = .standardOutput, demo: Bool = false
+        configuration: Configuration, logger: Logger = Logger(label: "siwa"), accessLogSink: LogSink = .standardOutput, demo: Bool = false,
+        clocks: Clocks = .system
     ) throws {
         self.configuration = configuration
         self.logger = logger
@@ -35,11 +41,11 @@ public final class Application: Sendable {
         let metrics = Metrics()
         self.metrics = metrics
 
-        let apple = try AppleServices(configuration: configuration, serverState: ServerState(database: database), metrics: metrics, logger: logger)
+        let apple = try AppleServices(configuration: configuration, serverState: ServerState(database: database), metrics: metrics, clocks: clocks, logger: logger)
         self.apple = apple
 
         var router = Router()
-        let rateLimiter = configuration.rateLimit.map { ClientRateLimiter(limit: $0) }
+        let rateLimiter = configuration.rateLimit.map { ClientRateLimiter(limit: $0, clock: clocks.monotonic) }
         let trustedProxies = configuration.trustedProxies
         let limited: (@escaping HTTPHandler) -> HTTPHandler = { handler in
             rateLimiter?.guarding(trustedProxies: trustedProxies, handler) ?? handler
@@ -47,8 +53,8 @@ public final class Application: Sendable {
         HealthRoutes.register(on: &router, readiness: Readiness(database: database, keys: apple.keys), metrics: metrics)
         let notifications = NotificationProcessor(
             database: database, keys: apple.keys, audiences: configuration.clientIDs.isEmpty ? nil : Set(configuration.clientIDs),
-            metrics: metrics, logger: logger, clock: Clocks.wallSeconds)
-        router.add(.post, "/apple/notifications") { request in await notifications.handle(request) }
+            metrics: metrics, logger: logger, clock: clocks.wall)
+        router.add(.post, "/apple/notifications") { request in try await notifications.handle(request) }
         // The vault's key is settled at start: a missing or unusable key stops the server here,
         // not at the first sign-in.
         let dataKey: [UInt8]
@@ -63,39 +69,39 @@ public final class Application: Sendable {
         let idleTTL = Int64(configuration.sessionIdleTTL.components.seconds)
         let authenticator = SessionAuthenticator(
             sessions: sessions,
-            batcher: LastSeenBatcher(database: database, interval: LastSeenBatcher.interval(idleTTL: idleTTL), now: Clocks.wallSeconds()),
-            idleTTL: idleTTL, publicOrigin: configuration.publicOrigin, clock: Clocks.wallSeconds)
+            batcher: LastSeenBatcher(database: database, interval: LastSeenBatcher.interval(idleTTL: idleTTL), now: clocks.wall()),
+            idleTTL: idleTTL, publicOrigin: configuration.publicOrigin, clock: clocks.wall)
         let replay = ReplayGuard(database: database)
         let pendingProfiles = PendingProfileStore(database: database)
-        metrics.countActiveSessions { try? sessions.countLive(now: Clocks.wallSeconds(), idleTTL: idleTTL) }
+        metrics.countActiveSessions { try? sessions.countLive(now: clocks.wall(), idleTTL: idleTTL) }
         housekeeping = Housekeeping(
             sessions: sessions, replay: replay, pendingProfiles: pendingProfiles, webSignIns: WebSignInStore(database: database),
-            idleTTL: idleTTL, reclaimFreePages: { try await FreePages.reclaim(database) }, logger: logger, clock: Clocks.wallSeconds)
+            idleTTL: idleTTL, reclaimFreePages: { try await FreePages.reclaim(database) }, logger: logger, clock: clocks.wall)
         AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: replay, limited: limited)
         let revocationQueue = try RevocationQueue(database: database, key: dataKey)
         let signIn = SignIn(
             configuration: configuration, database: database, keys: apple.keys, api: apple.api, vault: tokenVault,
             revocations: revocationQueue, replay: replay, pendingProfiles: pendingProfiles, metrics: metrics, logger: logger,
-            clock: Clocks.wallSeconds)
+            clock: clocks.wall)
         let cookies = SessionCookies(publicOrigin: configuration.publicOrigin)
         let nativeSignIn = NativeSignInRoute(signIn: signIn, cookies: cookies)
-        router.add(.post, "/api/auth/apple", limited { request in await nativeSignIn.handle(request) })
+        router.add(.post, "/api/auth/apple", limited { request in try await nativeSignIn.handle(request) })
         let revoker = Revoker(
             api: apple.api, queue: revocationQueue, backoff: Int64(configuration.revocationBackoff.components.seconds),
             backoffMax: Int64(configuration.revocationBackoffMax.components.seconds), metrics: metrics, logger: logger,
-            clock: Clocks.wallSeconds)
+            clock: clocks.wall)
         self.revoker = revoker
         let validationInterval = Int64(configuration.refreshValidationInterval.components.seconds)
         if let api = apple.api, validationInterval > 0 {
             refreshValidator = RefreshValidator(
                 api: api, schedule: RefreshValidationSchedule(database: database), vault: tokenVault, database: database,
                 interval: validationInterval, idleTTL: idleTTL, maxPerSecond: RefreshValidator.defaultMaxPerSecond, metrics: metrics,
-                logger: logger, clock: Clocks.wallSeconds)
+                logger: logger, clock: clocks.wall)
         } else {
             refreshValidator = nil
         }
-        let deletion = AccountDeletion(database: database, vault: tokenVault, queue: revocationQueue, revoker: revoker, clock: Clocks.wallSeconds)
-        router.add(.delete, "/api/account", deletion.route(authenticator, logger: logger))
+        let deletion = AccountDeletion(database: database, vault: tokenVault, queue: revocationQueue, revoker: revoker, clock: clocks.wall)
+        router.add(.delete, "/api/account", deletion.route(authenticator))
 
         let webSignIns = WebSignInStore(database: database)
         let signInMode: Pages.SignInMode =
@@ -107,7 +113,7 @@ public final class Application: Sendable {
                 csrf: CSRFToken(dataKey: dataKey), mode: signInMode, logger: logger),
             signIn: WebSignIn(
                 configuration: configuration, store: webSignIns, signIn: signIn, cookies: cookies, logger: logger,
-                clock: Clocks.wallSeconds),
+                clock: clocks.wall),
             limited: limited)
 
         routes = router.routes.map { ($0.method.rawValue, $0.pattern) }
@@ -118,12 +124,14 @@ public final class Application: Sendable {
         // A trusted proxy brings many clients over its connections: the per-address cap would
         // count them as one.
         http.isExemptFromAddressCap = { trustedProxies.contains($0) }
-        server = HTTPServer(
-            configuration: http, router: router,
+        let errors = ErrorResponses(logger: logger)
+        responder = RoutingResponder(
+            router: router,
             observer: RequestLogObserver(
                 metrics: metrics, trustedProxies: configuration.trustedProxies, level: configuration.logLevel,
                 format: configuration.logFormat, sink: accessLogSink),
-            logger: logger)
+            renderError: { error, request in errors.response(for: error, request: request) })
+        server = HTTPServer(configuration: http, responder: responder, logger: logger)
     }
 
     /// Starts listening; returns the bound port.

@@ -26,7 +26,7 @@ final class ClientRateLimiter: Sendable {
     private let buckets = Mutex<[[UInt8]: Bucket]>([:])
 
     /// - Parameter clock: seconds on any monotonic scale; tests hold it.
-    init(limit: RateLimit, maxClients: Int = 100_000, clock: @escaping @Sendable () -> Double = Clocks.monotonicSeconds) {
+    init(limit: RateLimit, maxClients: Int = 100_000, clock: @escaping @Sendable () -> Double = Clocks.system.monotonic) {
         capacity = Double(limit.requests)
         refillPerSecond = Double(limit.requests) / Double(limit.perSeconds)
         self.maxClients = maxClients
@@ -64,13 +64,8 @@ final class ClientRateLimiter: Sendable {
             let client = ClientAddress.resolve(
                 peer: request.remoteAddress, forwardedFor: request.headers.combinedValue("X-Forwarded-For"), trusted: trustedProxies)
             switch decide(clientAddress: client) {
-            case .allowed:
-                return await handler(request)
-            case .limited(let seconds):
-                var response = HTTPResponse.error(
-                    429, code: "too_many_requests", description: "too many requests from this address; retry after \(seconds) s")
-                response.headers.add("Retry-After", String(seconds))
-                return response
+            case .allowed: return try await handler(request)
+            case .limited(let seconds): throw APIError.tooManyRequests(retryAfter: seconds)
             }
         }
     }

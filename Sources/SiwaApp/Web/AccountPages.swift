@@ -14,8 +14,8 @@ struct AccountPages: Sendable {
     let mode: Pages.SignInMode
     let logger: Logger
 
-    func home(_ request: HTTPRequest) async -> HTTPResponse {
-        if (try? await authenticator.authenticate(request, origin: .notChecked)) != nil { return Pages.seeOther("/account") }
+    func home(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if try await session(of: request) != nil { return Pages.seeOther("/account") }
         let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
         let notice: String? =
             if query["error"] == "cancelled" { "You cancelled signing in with Apple." }
@@ -26,9 +26,9 @@ struct AccountPages: Sendable {
         return Pages.response(Pages.home(button: SignInButton(query: options), mode: mode, notice: notice))
     }
 
-    func account(_ request: HTTPRequest) async -> HTTPResponse {
-        guard let found = try? await authenticator.authenticate(request, origin: .notChecked) else { return Pages.seeOther("/") }
-        let list = (try? sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)) ?? []
+    func account(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let found = try await session(of: request) else { return Pages.seeOther("/") }
+        let list = try sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)
         let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
         let notice: String? =
             if query["ended"] == "others" { "Your other sessions have ended." }
@@ -38,24 +38,33 @@ struct AccountPages: Sendable {
             user: found.user, sessions: list, currentSessionID: found.session.id, csrf: csrf.token(for: found.session.id), notice: notice))
     }
 
+    /// The page's session, nil when there is none; a database fault is thrown.
+    private func session(of request: HTTPRequest) async throws -> SessionAuthenticator.Authenticated? {
+        do {
+            return try await authenticator.authenticate(request, origin: .notChecked)
+        } catch is SessionAuthenticator.Refusal {
+            return nil
+        }
+    }
+
     // MARK: - Forms
 
-    func logout(_ request: HTTPRequest) async -> HTTPResponse {
-        await form(request) { found, _ in
+    func logout(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await form(request) { found, _ in
             _ = try await sessions.end(id: found.session.id, userID: found.user.id)
             return Pages.seeOther("/?signed_out=1", headers: [("Set-Cookie", cookies.clearSession())])
         }
     }
 
-    func endOtherSessions(_ request: HTTPRequest) async -> HTTPResponse {
-        await form(request) { found, _ in
+    func endOtherSessions(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await form(request) { found, _ in
             try await sessions.endAll(userID: found.user.id, except: found.session.id)
             return Pages.seeOther("/account?ended=others")
         }
     }
 
-    func endSession(_ request: HTTPRequest) async -> HTTPResponse {
-        await form(request) { found, _ in
+    func endSession(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await form(request) { found, _ in
             let id = request.pathParameters["id"] ?? ""
             // Another user's session, or one already ended, is not found: nothing to say.
             _ = try await sessions.end(id: id, userID: found.user.id)
@@ -66,11 +75,9 @@ struct AccountPages: Sendable {
         }
     }
 
-    func deleteAccount(_ request: HTTPRequest) async -> HTTPResponse {
-        await form(request) { found, fields in
-            guard fields["confirm"] == "yes" else {
-                return Pages.error(400, title: "Account not deleted", message: "Tick the box to confirm that you want to delete your account.")
-            }
+    func deleteAccount(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await form(request) { found, fields in
+            guard fields["confirm"] == "yes" else { throw PageError.deletionNotConfirmed }
             _ = try await deletion.delete(userID: found.user.id)
             return Pages.seeOther("/?deleted=1", headers: [("Set-Cookie", cookies.clearSession())])
         }
@@ -78,24 +85,18 @@ struct AccountPages: Sendable {
 
     private func form(
         _ request: HTTPRequest, _ action: (SessionAuthenticator.Authenticated, FormFields) async throws -> HTTPResponse
-    ) async -> HTTPResponse {
+    ) async throws -> HTTPResponse {
         let found: SessionAuthenticator.Authenticated
-        do throws(SessionAuthenticator.Refusal) {
+        do {
             found = try await authenticator.authenticate(request, origin: .oursOrOpaque)
-        } catch {
-            switch error {
-            case .unauthenticated: return Pages.seeOther("/")
-            case .forbidden: return Pages.error(403, title: "Request refused", message: "This form must be sent from this site's own pages.")
-            }
+        } catch SessionAuthenticator.Refusal.unauthenticated {
+            return Pages.seeOther("/")
+        } catch SessionAuthenticator.Refusal.forbidden {
+            throw PageError.foreignOrigin
         }
         guard let fields = try? FormFields(parsing: request.body), csrf.isValid(fields["csrf"], for: found.session.id) else {
-            return Pages.error(403, title: "Request refused", message: "This form has expired. Reload the page and try again.")
+            throw PageError.formExpired
         }
-        do {
-            return try await action(found, fields)
-        } catch {
-            logger.error("account form failed", metadata: ["path": .string(request.path), "error": "\(error)", "request_id": .string(request.requestID)])
-            return Pages.error(500, title: "Something went wrong", message: "Nothing was changed. Please try again.")
-        }
+        return try await action(found, fields)
     }
 }

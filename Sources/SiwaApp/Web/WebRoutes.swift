@@ -3,16 +3,18 @@ import HTTPServer
 /// The routes people use in a browser (SPEC §4 "Web flow"): the pages, the redirect to Apple and
 /// Apple's callback, the account page's forms, and the pages' stylesheet and script.
 enum WebRoutes {
+    /// Their failures are pages (`ShownAsPage`), except the JSON refusals they throw on purpose.
     /// - Parameter limited: wraps the routes that write for clients not signed in (`rate_limit`).
     static func register(on router: inout Router, pages: AccountPages, signIn: WebSignIn, limited: (@escaping HTTPHandler) -> HTTPHandler) {
-        router.add(.get, "/") { await pages.home($0) }
-        router.add(.get, "/account") { await pages.account($0) }
-        router.add(.get, "/auth/apple/login", limited { await signIn.login($0) })
-        router.add(.post, "/auth/apple/callback", limited { await signIn.callback($0) })
-        router.add(.post, "/account/logout") { await pages.logout($0) }
-        router.add(.post, "/account/sessions/end-others") { await pages.endOtherSessions($0) }
-        router.add(.post, "/account/sessions/{id}/end") { await pages.endSession($0) }
-        router.add(.post, "/account/delete") { await pages.deleteAccount($0) }
+        let page = ShownAsPage.route
+        router.add(.get, "/", page { try await pages.home($0) })
+        router.add(.get, "/account", page { try await pages.account($0) })
+        router.add(.get, "/auth/apple/login", page(limited { try await signIn.login($0) }))
+        router.add(.post, "/auth/apple/callback", page(limited { try await signIn.callback($0) }))
+        router.add(.post, "/account/logout", page { try await pages.logout($0) })
+        router.add(.post, "/account/sessions/end-others", page { try await pages.endOtherSessions($0) })
+        router.add(.post, "/account/sessions/{id}/end", page { try await pages.endSession($0) })
+        router.add(.post, "/account/delete", page { try await pages.deleteAccount($0) })
 
         let stylesheet = Array(StaticAssets.stylesheet.utf8)
         router.add(.get, "/static/siwa.css") { _ in

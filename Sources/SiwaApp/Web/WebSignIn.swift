@@ -19,24 +19,16 @@ struct WebSignIn: Sendable {
 
     // MARK: - Login
 
-    func login(_ request: HTTPRequest) async -> HTTPResponse {
+    func login(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let query = try? FormFields(parsing: request.query ?? "") else {
-            return .error(400, code: "invalid_request", description: "the query string is malformed")
+            throw APIError.invalidRequest("the query string is malformed")
         }
         guard let returnTo = ReturnTo.validate(query["return_to"] ?? ReturnTo.defaultPath, allowedOrigins: configuration.allowedReturnOrigins)
         else {
-            return .error(400, code: "invalid_request", description: "return_to must be a path on this site or a URL of an allowed origin")
+            throw APIError.invalidRequest("return_to must be a path on this site or a URL of an allowed origin")
         }
-        guard let clientID = configuration.webClientID else {
-            return Pages.error(500, title: "Sign in is not set up", message: "The server has no web_client_id (Services ID) configured.")
-        }
-        let started: WebSignInStore.Started
-        do {
-            started = try await store.start(returnTo: returnTo, now: clock())
-        } catch {
-            logger.error("web sign-in could not be started", metadata: ["error": "\(error)", "request_id": .string(request.requestID)])
-            return Pages.error(500, title: "Sign in is unavailable", message: "Please try again in a moment.")
-        }
+        guard let clientID = configuration.webClientID else { throw PageError.webSignInNotConfigured }
+        let started = try await store.start(returnTo: returnTo, now: clock())
         // `code id_token` with `form_post`: the only mode that carries scopes and the one-time
         // `user` field (APPLE.md §1.1).
         let parameters = FormFields(fields: [
@@ -54,8 +46,7 @@ struct WebSignIn: Sendable {
 
     // MARK: - Callback
 
-    /// Why a callback fails, as the status and words of its error page (SPEC §7: state, binding
-    /// cookie and nonce failures are 400; Apple refusing the code 401; Apple unreachable 502).
+    /// Why a callback fails; `ErrorResponses` has the status and words of each page.
     enum Failure: Error {
         case malformed
         case unknownState
@@ -63,43 +54,9 @@ struct WebSignIn: Sendable {
         case bindingMissing
         case bindingMismatch
         case signIn(SignIn.Failure)
-
-        var status: Int {
-            switch self {
-            case .malformed, .unknownState, .expiredState, .bindingMissing, .bindingMismatch: 400
-            case .signIn(let failure):
-                switch failure {
-                case .invalidRequest, .invalidToken: 400
-                case .invalidGrant: 401
-                case .appleUnavailable, .keysUnavailable: 502
-                case .internalError: 500
-                }
-            }
-        }
-
-        var page: (title: String, message: String) {
-            switch self {
-            case .malformed: ("Sign in failed", "The answer from Apple was incomplete. Please sign in again.")
-            case .unknownState: ("Sign in failed", "This sign-in link was already used or was never issued. Please sign in again.")
-            case .expiredState: ("Sign in expired", "Signing in took longer than ten minutes. Please sign in again.")
-            case .bindingMissing, .bindingMismatch:
-                ("Sign in failed", "This sign-in was started in another browser, or your browser did not keep its cookie. Please sign in again here.")
-            case .signIn(let failure):
-                switch failure {
-                case .invalidToken(let reason):
-                    reason == .nonceMismatch || reason == .nonceMissing
-                        ? ("Sign in failed", "Apple's answer does not belong to this sign-in. Please sign in again.")
-                        : ("Sign in failed", "Apple's answer could not be verified. Please sign in again.")
-                case .invalidRequest: ("Sign in failed", "The answer from Apple was incomplete. Please sign in again.")
-                case .invalidGrant: ("Sign in refused", "Apple did not accept this sign-in. Please sign in again.")
-                case .appleUnavailable, .keysUnavailable: ("Apple is unavailable", "Apple could not be reached. Please try again in a moment.")
-                case .internalError: ("Sign in failed", "Your sign-in could not be saved. Please try again.")
-                }
-            }
-        }
     }
 
-    func callback(_ request: HTTPRequest) async -> HTTPResponse {
+    func callback(_ request: HTTPRequest) async throws -> HTTPResponse {
         let fields = try? FormFields(parsing: request.body)
         // Whatever happens next, the state is used up and the binding cookie goes.
         let clearBinding = ("Set-Cookie", cookies.clearBinding())
@@ -122,9 +79,7 @@ struct WebSignIn: Sendable {
             return Pages.seeOther(pending.returnTo, headers: [clearBinding, ("Set-Cookie", cookies.session(result.session))])
         } catch {
             logger.info("web sign-in refused", metadata: ["reason": "\(error)", "request_id": .string(request.requestID)])
-            var response = Pages.error(error.status, title: error.page.title, message: error.page.message)
-            response.headers.add(clearBinding.0, clearBinding.1)
-            return response
+            throw ShownAsPage(error: error, headers: [clearBinding])
         }
     }
 

@@ -1,0 +1,53 @@
+/// The usual responder: a `Router` finds the handler, an error renderer turns whatever the
+/// handler throws (and the server's own refusals) into a response, and an observer hears of
+/// every response sent.
+public struct RoutingResponder: HTTPResponder {
+    /// Renders an error: a handler's (with its request) or an `HTTPRefusal` (the request is
+    /// nil when the connection refused it before it was whole).
+    public typealias ErrorRenderer = @Sendable (_ error: any Error, _ request: HTTPRequest?) -> HTTPResponse
+
+    public let router: Router
+    private let renderError: ErrorRenderer
+    private let observer: (any HTTPServerObserver)?
+
+    public init(router: Router, observer: (any HTTPServerObserver)? = nil, renderError: @escaping ErrorRenderer = Self.plainText) {
+        self.router = router
+        self.observer = observer
+        self.renderError = renderError
+    }
+
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        switch router.match(method: request.method, path: request.path) {
+        case .found(let route, let parameters):
+            var request = request
+            request.pathParameters = parameters
+            var response: HTTPResponse
+            do {
+                response = try await route.handler(request)
+            } catch {
+                response = renderError(error, request)
+            }
+            response.route = route.pattern
+            return response
+        case .methodNotAllowed(let allow):
+            return renderError(HTTPRefusal.methodNotAllowed(request.method, allow: allow), request)
+        case .notFound:
+            return renderError(HTTPRefusal.notFound, request)
+        }
+    }
+
+    public func response(for refusal: HTTPRefusal, requestID: String) -> HTTPResponse {
+        renderError(refusal, nil)
+    }
+
+    public func responseSent(_ record: AccessRecord) {
+        observer?.requestCompleted(record)
+    }
+
+    /// Refusals as plain text; any other error is a bare 500, since this module cannot know
+    /// what the error means.
+    public static let plainText: ErrorRenderer = { error, _ in
+        (error as? HTTPRefusal)?.plainTextResponse
+            ?? HTTPResponse(status: 500, contentType: "text/plain; charset=utf-8", body: "internal_error\n")
+    }
+}

@@ -1,0 +1,156 @@
+import HTTPServer
+import JSON
+import Logging
+
+/// A refusal a handler decided on, answered in SPEC §4's error shape.
+struct APIError: Error, Sendable {
+    let status: Int
+    let code: String
+    let description: String
+    var headers: [(String, String)] = []
+
+    static func invalidRequest(_ description: String) -> APIError {
+        APIError(status: 400, code: "invalid_request", description: description)
+    }
+
+    static let sessionNotFound = APIError(status: 404, code: "not_found", description: "no such session")
+
+    static func tooManyRequests(retryAfter seconds: Int) -> APIError {
+        APIError(
+            status: 429, code: "too_many_requests", description: "too many requests from this address; retry after \(seconds) s",
+            headers: [("Retry-After", String(seconds))])
+    }
+}
+
+/// A refusal on a page people see in a browser, answered as an HTML page.
+struct PageError: Error, Sendable {
+    let status: Int
+    let title: String
+    let message: String
+
+    static let foreignOrigin = PageError(status: 403, title: "Request refused", message: "This form must be sent from this site's own pages.")
+    static let formExpired = PageError(status: 403, title: "Request refused", message: "This form has expired. Reload the page and try again.")
+    static let deletionNotConfirmed = PageError(
+        status: 400, title: "Account not deleted", message: "Tick the box to confirm that you want to delete your account.")
+    static let webSignInNotConfigured = PageError(
+        status: 500, title: "Sign in is not set up", message: "The server has no web_client_id (Services ID) configured.")
+}
+
+/// The errors of a route people reach in a browser: whatever it throws is shown as a page
+/// (an unexpected error too), with `headers` added (the web callback clears its cookie).
+struct ShownAsPage: Error {
+    let error: any Error
+    var headers: [(String, String)] = []
+
+    /// Wraps a page route's handler.
+    static func route(_ handler: @escaping HTTPHandler) -> HTTPHandler {
+        { request in
+            do {
+                return try await handler(request)
+            } catch let error as ShownAsPage {
+                throw error
+            } catch {
+                throw ShownAsPage(error: error)
+            }
+        }
+    }
+}
+
+/// The one place where a failure becomes a response: every failure type of the application,
+/// with its status, code and words (SPEC §4 for the API, SPEC §7 for the web flow's pages). An
+/// error no case knows is a bug or a fault (the database): a 500, logged with the request id.
+struct ErrorResponses: Sendable {
+    let logger: Logger
+
+    func response(for error: any Error, request: HTTPRequest?) -> HTTPResponse {
+        switch error {
+        case let shown as ShownAsPage:
+            var response = page(for: shown.error, request: request)
+            for (name, value) in shown.headers { response.headers.add(name, value) }
+            return response
+        case let refusal as HTTPRefusal:
+            var response = json(refusal.status, code: refusal.code, description: refusal.reason)
+            for (name, value) in refusal.headers { response.headers.add(name, value) }
+            return response
+        case let refusal as APIError:
+            var response = json(refusal.status, code: refusal.code, description: refusal.description)
+            for (name, value) in refusal.headers { response.headers.add(name, value) }
+            return response
+        case let refusal as SessionAuthenticator.Refusal:
+            switch refusal {
+            case .unauthenticated: return json(401, code: "unauthenticated", description: "no live session")
+            case .forbidden: return json(403, code: "forbidden", description: "a cookie-authenticated change must come from this site's origin")
+            }
+        case let failure as SignIn.Failure:
+            switch failure {
+            case .invalidRequest(let text): return json(400, code: "invalid_request", description: text)
+            case .invalidToken(let reason): return json(401, code: "invalid_token", description: reason.rawValue)
+            case .invalidGrant: return json(401, code: "invalid_grant", description: "Apple refused the authorization code")
+            case .appleUnavailable: return json(502, code: "apple_unavailable", description: "Apple could not be reached; try again")
+            case .keysUnavailable: return json(503, code: "keys_unavailable", description: "Apple's signing keys are not available yet")
+            case .internalError: return json(500, code: "internal_error", description: "the sign-in could not be stored")
+            }
+        case let failure as NotificationProcessor.Refusal:
+            switch failure {
+            case .malformed: return json(400, code: "invalid_request", description: "the body must be a JSON object with a string \"payload\"")
+            case .invalidToken(let reason): return json(400, code: "invalid_token", description: reason.rawValue)
+            }
+        default:
+            logUnexpected(error, request: request)
+            return json(500, code: "internal_error", description: "the request could not be completed; nothing was changed")
+        }
+    }
+
+    /// A failure on a browser route: its page, or for API-shaped refusals their JSON.
+    private func page(for error: any Error, request: HTTPRequest?) -> HTTPResponse {
+        switch error {
+        case let refusal as PageError:
+            return Pages.error(refusal.status, title: refusal.title, message: refusal.message)
+        case let failure as WebSignIn.Failure:
+            let (status, title, message) = Self.page(for: failure)
+            return Pages.error(status, title: title, message: message)
+        case is APIError, is HTTPRefusal:
+            return response(for: error, request: request)
+        default:
+            logUnexpected(error, request: request)
+            return Pages.error(500, title: "Something went wrong", message: "Nothing was changed. Please try again in a moment.")
+        }
+    }
+
+    /// SPEC §7: state, binding cookie and nonce failures are 400; Apple refusing the code 401;
+    /// Apple unreachable 502 (the page cannot say 503, the browser would not retry anyway).
+    static func page(for failure: WebSignIn.Failure) -> (status: Int, title: String, message: String) {
+        let again = "Please sign in again."
+        switch failure {
+        case .malformed: return (400, "Sign in failed", "The answer from Apple was incomplete. \(again)")
+        case .unknownState: return (400, "Sign in failed", "This sign-in link was already used or was never issued. \(again)")
+        case .expiredState: return (400, "Sign in expired", "Signing in took longer than ten minutes. \(again)")
+        case .bindingMissing, .bindingMismatch:
+            return (400, "Sign in failed", "This sign-in was started in another browser, or your browser did not keep its cookie. Please sign in again here.")
+        case .signIn(let failure):
+            switch failure {
+            case .invalidToken(let reason) where reason == .nonceMismatch || reason == .nonceMissing:
+                return (400, "Sign in failed", "Apple's answer does not belong to this sign-in. \(again)")
+            case .invalidToken: return (400, "Sign in failed", "Apple's answer could not be verified. \(again)")
+            case .invalidRequest: return (400, "Sign in failed", "The answer from Apple was incomplete. \(again)")
+            case .invalidGrant: return (401, "Sign in refused", "Apple did not accept this sign-in. \(again)")
+            case .appleUnavailable, .keysUnavailable: return (502, "Apple is unavailable", "Apple could not be reached. Please try again in a moment.")
+            case .internalError: return (500, "Sign in failed", "Your sign-in could not be saved. Please try again.")
+            }
+        }
+    }
+
+    /// SPEC §4's error shape: `{"error": CODE, "error_description": TEXT}`.
+    func json(_ status: Int, code: String, description: String) -> HTTPResponse {
+        let body = JSONValue.object(JSONObject([("error", .string(code)), ("error_description", .string(description))]))
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))
+    }
+
+    /// The error's own words may name a table or a file, never a secret: handlers do not put
+    /// request values into errors.
+    private func logUnexpected(_ error: any Error, request: HTTPRequest?) {
+        logger.error("request failed", metadata: [
+            "error": "\(error)", "path": .string(request?.path ?? "-"), "request_id": .string(request?.requestID ?? "-"),
+        ])
+    }
+}
