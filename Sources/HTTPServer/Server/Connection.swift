@@ -152,10 +152,10 @@ final class Connection {
         let responder = loop.server.responder
         let connection = LoopBound(self)
         if body.count >= limits.offloadBodyBytes {
-            // Parsing a large body takes milliseconds: on the global executor, so the loop's
+            // Parsing a large body takes milliseconds: on the background threads, so the loop's
             // other connections are not kept waiting; the response comes back to the loop.
             let loop = loop
-            Task(executorPreference: globalConcurrentExecutor) {
+            Task(executorPreference: loop.server.background) {
                 let response = await responder.respond(to: request)
                 Task(executorPreference: loop) { connection.value.complete(response, context: context) }
             }

@@ -248,6 +248,8 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
 final class ServerContext: Sendable {
     let responder: any HTTPResponder
     let configuration: HTTPServerConfiguration
+    /// Where requests with large bodies run, so the loops stay free for the rest.
+    let background: BackgroundExecutor
     let logger: Logger
     private let onAllLoopsExited: @Sendable () -> Void
     private let runningLoops: Atomic<Int>
@@ -256,11 +258,12 @@ final class ServerContext: Sendable {
     private let bodyBudgetLeft: Atomic<Int>
 
     init(
-        responder: any HTTPResponder, configuration: HTTPServerConfiguration, logger: Logger,
+        responder: any HTTPResponder, configuration: HTTPServerConfiguration, background: BackgroundExecutor, logger: Logger,
         loops: Int, onAllLoopsExited: @escaping @Sendable () -> Void
     ) {
         self.responder = responder
         self.configuration = configuration
+        self.background = background
         self.logger = logger
         self.runningLoops = Atomic(loops)
         self.onAllLoopsExited = onAllLoopsExited

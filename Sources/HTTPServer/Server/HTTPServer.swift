@@ -47,9 +47,18 @@ public final class HTTPServer: Sendable {
 
         let (listenerFD, port) = try ListeningSocket.open(host: configuration.host, port: configuration.port)
 
+        let background: BackgroundExecutor
+        do {
+            background = try BackgroundExecutor(threads: configuration.backgroundThreads, name: "siwa-bg")
+        } catch {
+            close(listenerFD)
+            throw error
+        }
         let context = ServerContext(
-            responder: responder, configuration: configuration, logger: logger, loops: configuration.threads,
+            responder: responder, configuration: configuration, background: background, logger: logger, loops: configuration.threads,
             onAllLoopsExited: { [weak self] in
+                // No connection is left to hand a large body to it.
+                background.stop()
                 guard let self else { return }
                 let waiters = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
                     state.exited = true
@@ -65,6 +74,7 @@ public final class HTTPServer: Sendable {
             }
         } catch {
             close(listenerFD)
+            background.stop()
             throw error
         }
         state.withLock {

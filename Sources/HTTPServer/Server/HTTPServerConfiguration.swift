@@ -28,6 +28,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: UInt16
     /// I/O loops, each a thread with its own epoll instance and listening socket.
     public var threads: Int
+    /// Lower-priority threads for requests with large bodies (`limits.offloadBodyBytes`).
+    public var backgroundThreads = BackgroundExecutor.defaultThreads()
     public var limits: HTTPLimits
     public var timeouts: HTTPTimeouts
     /// Peers the per-address connection cap does not apply to: trusted proxies carry many
