@@ -55,7 +55,7 @@ let package = Package(
         .target(
             name: "SiwaApp",
             dependencies: [
-                "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "SystemThread",
+                "HTTPServer", "Store", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "SystemThread",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -20,7 +20,7 @@ struct MigrateCommand: ParsableCommand {
     func run() throws {
         let configuration = options.load()
         do {
-            let applied = try StoreOpener.migrate(path: configuration.database)
+            let applied = try Store.migrate(path: configuration.database)
             if applied.isEmpty {
                 print("database \(configuration.database) is up to date (schema version \(Schema.version))")
             } else {

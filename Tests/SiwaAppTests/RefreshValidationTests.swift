@@ -96,8 +96,7 @@ import Testing
         for n in 10..<17 { _ = try await Self.signInWithCode(fixture, sub: Self.sub(n)) }
         let application = fixture.harness.application
         let validator = RefreshValidator(
-            api: try #require(application.apple.api), schedule: RefreshValidationSchedule(database: fixture.database),
-            vault: application.tokenVault, database: fixture.database, interval: 60, idleTTL: 86_400, maxPerSecond: 3,
+            api: try #require(application.apple.api), store: application.store, interval: 60, idleTTL: 86_400, maxPerSecond: 3,
             metrics: application.metrics, logger: .init(label: "test"), clock: { Int64(Date().timeIntervalSince1970) + 120 })
         let first = await validator.runOnce()
         #expect(first.count == 3)

@@ -292,7 +292,9 @@ enum HTTPRequest {
     private static func sendBlocking(port: UInt16, _ requestText: String) throws -> String {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        // Longer than SQLite's 5 s busy timeout: a test of a locked database waits that long for
+        // its 500.
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -3,7 +3,6 @@ import Glibc
 import HTTPServer
 import JSON
 import Logging
-import SQLite
 import Store
 
 /// `DELETE /api/account` (SPEC §4, §7): at once every session ends and the user can no longer
@@ -11,9 +10,7 @@ import Store
 /// transaction; one attempt is made within the request, bounded to 2 s, and the queue's worker
 /// retries anything left until Apple accepts it.
 struct AccountDeletion: Sendable {
-    let database: Database
-    let vault: AppleTokenVault
-    let queue: RevocationQueue
+    let store: Store
     let revoker: Revoker
     let clock: @Sendable () -> Int64
 
@@ -22,25 +19,8 @@ struct AccountDeletion: Sendable {
 
     func delete(userID: String) async throws -> String {
         let now = clock()
-        let queue = self.queue
-        let vault = self.vault
-        let queued: PendingRevocation? = try await database.write { connection in
-            var pending: PendingRevocation?
-            if let tokens = try vault.load(userID: userID, in: connection) {
-                // The refresh token revokes the whole grant; the access token is the fallback.
-                let token = tokens.refreshToken.map { ($0, "refresh_token") } ?? tokens.accessToken.map { ($0, "access_token") }
-                if let (value, kind) = token {
-                    // First due after the in-request attempt, so the worker does not race it.
-                    let id = try queue.enqueue(
-                        in: connection, userID: nil, clientID: tokens.clientID, token: value, kind: kind, now: now, firstAttemptAt: now + 3)
-                    pending = PendingRevocation(id: id, clientID: tokens.clientID, token: value, kind: kind, attempts: 0, createdAt: now)
-                }
-            }
-            // Sessions and stored tokens go with the user (ON DELETE CASCADE).
-            _ = try UserStore.delete(in: connection, userID: userID)
-            return pending
-        }
-        guard let queued else { return "none" }
+        // First due after the in-request attempt, so the worker does not race it.
+        guard let queued = try await store.deleteUser(userID: userID, now: now, firstAttemptAt: now + 3) else { return "none" }
         let revoker = self.revoker
         let accepted = await withTaskGroup(of: Bool.self) { group -> Bool in
             group.addTask { await revoker.attempt(queued) }

@@ -1,6 +1,5 @@
 import AppleClient
 import Logging
-import SQLite
 import Store
 
 /// Re-validates stored refresh tokens with Apple (SPEC §4 "Refresh-token re-validation"):
@@ -24,9 +23,7 @@ struct RefreshValidator: Sendable {
     }
 
     let api: AppleAPI
-    let schedule: RefreshValidationSchedule
-    let vault: AppleTokenVault
-    let database: Database
+    let store: Store
     /// Seconds between re-validations of one user; 0 turns the validator off.
     let interval: Int64
     let idleTTL: Int64
@@ -58,8 +55,8 @@ struct RefreshValidator: Sendable {
         let now = clock()
         let due: [RefreshValidationSchedule.Due]
         do {
-            try await schedule.scheduleNew(interval: interval)
-            due = try schedule.due(now: now, idleTTL: idleTTL, limit: maxPerSecond)
+            try await store.refreshSchedule.scheduleNew(interval: interval)
+            due = try store.refreshSchedule.due(now: now, idleTTL: idleTTL, limit: maxPerSecond)
         } catch {
             logger.warning("refresh validation could not read its schedule", metadata: ["error": "\(error)"])
             return [:]
@@ -67,7 +64,7 @@ struct RefreshValidator: Sendable {
         var outcomes: [String: Outcome] = [:]
         let idle = due.filter { !$0.hasLiveSession }.map(\.userID)
         if !idle.isEmpty {
-            try? await schedule.postpone(userIDs: idle, until: now + interval)
+            try? await store.refreshSchedule.postpone(userIDs: idle, until: now + interval)
             for userID in idle { outcomes[userID] = .idle }
         }
         for entry in due where entry.hasLiveSession && !Task.isCancelled {
@@ -81,18 +78,18 @@ struct RefreshValidator: Sendable {
     func validate(userID: String) async -> Outcome {
         let tokens: AppleTokens
         do {
-            guard let loaded = try vault.load(userID: userID), loaded.refreshToken != nil else { return .superseded }
+            guard let loaded = try store.vault.load(userID: userID), loaded.refreshToken != nil else { return .superseded }
             tokens = loaded
         } catch {
             // Sealed under another data_key: nothing to send. Looked at again an interval later.
             logger.warning("a stored refresh token does not open; is data_key the one it was sealed with?", metadata: ["user_id": .string(userID)])
-            try? await schedule.postpone(userIDs: [userID], until: clock() + interval)
+            try? await store.refreshSchedule.postpone(userIDs: [userID], until: clock() + interval)
             return .retry
         }
         do {
             _ = try await api.validateRefreshToken(tokens.refreshToken ?? "", clientID: tokens.clientID)
             let now = clock()
-            try? await schedule.recordValidated(userID: userID, now: now, nextDueAt: now + interval - Int64.random(in: 0...(interval / 10)))
+            try? await store.refreshSchedule.recordValidated(userID: userID, now: now, nextDueAt: now + interval - Int64.random(in: 0...(interval / 10)))
             return .valid
         } catch {
             switch error {
@@ -103,7 +100,7 @@ struct RefreshValidator: Sendable {
             case .rejected, .unavailable:
                 logger.info("refresh token re-validation postponed", metadata: ["user_id": .string(userID), "outcome": .string(error.outcome)])
             }
-            try? await schedule.postpone(userIDs: [userID], until: clock() + retryDelay)
+            try? await store.refreshSchedule.postpone(userIDs: [userID], until: clock() + retryDelay)
             return .retry
         }
     }
@@ -112,12 +109,7 @@ struct RefreshValidator: Sendable {
     private func revoke(userID: String, storedAt: Int64, reason: String) async -> Outcome {
         let now = clock()
         do {
-            let revoked = try await database.write { connection -> Bool in
-                guard let row = try connection.queryOne("SELECT updated_at FROM apple_tokens WHERE user_id = ?", [.text(userID)]),
-                      try row.int64(0) == storedAt
-                else { return false }
-                return try UserStore.markRevoked(in: connection, userID: userID, now: now)
-            }
+            let revoked = try await store.markRevokedIfTokensUnchanged(userID: userID, storedAt: storedAt, now: now)
             guard revoked else { return .superseded }
             logger.info("Apple refused a stored refresh token; the user's sessions ended", metadata: [
                 "user_id": .string(userID), "apple_error": .string(reason),
@@ -127,7 +119,7 @@ struct RefreshValidator: Sendable {
             logger.error("could not end the sessions of a user whose refresh token Apple refused", metadata: [
                 "user_id": .string(userID), "error": "\(error)",
             ])
-            try? await schedule.postpone(userIDs: [userID], until: now + retryDelay)
+            try? await store.refreshSchedule.postpone(userIDs: [userID], until: now + retryDelay)
             return .retry
         }
     }

@@ -4,7 +4,6 @@ import JOSE
 import JSON
 import Logging
 import OpenSSLCrypto
-import SQLite
 import Store
 
 /// A sign-in with Apple, whichever way it arrives (SPEC §4): the JSON of `POST /api/auth/apple`
@@ -49,14 +48,9 @@ struct SignIn: Sendable {
     }
 
     let configuration: Configuration
-    let database: Database
+    let store: Store
     let keys: KeySetCache
     let api: AppleAPI?
-    let vault: AppleTokenVault
-    /// Tokens Apple issued to a sign-in that then failed go here, to be revoked.
-    let revocations: RevocationQueue
-    let replay: ReplayGuard
-    let pendingProfiles: PendingProfileStore
     let metrics: Metrics
     let logger: Logger
     let clock: @Sendable () -> Int64
@@ -79,63 +73,56 @@ struct SignIn: Sendable {
         let verified = try await verify(input, now: now)
         let claims = verified.claims
         let tokenHash = SHA256.hash(input.identityToken)
+        let audience = claims.audiences.first { configuration.clientIDs.contains($0) } ?? claims.audiences.first ?? ""
+        let tokens: TokenResponse?
         do {
-            if try replay.isUsed(tokenHash) { throw Failure.invalidToken(.replayed) }
-            // A server-issued nonce is used up by this attempt, before Apple is asked anything.
-            if let nonce = input.nonce {
-                switch try await replay.consumeNonce(nonce, now: now) {
-                case .alreadyUsed: throw Failure.invalidToken(.replayed)
-                case .expired: throw Failure.invalidToken(.nonceMismatch)
-                case .consumed, .notIssued: break
-                }
-            }
-            // Apple sends name and email once: keep them even if what follows fails.
-            if let profile = input.profile, profile.givenName != nil || profile.familyName != nil || profile.email != nil {
-                try await pendingProfiles.hold(appleSub: claims.subject, profile: profile, now: now)
+            if try store.replay.isUsed(tokenHash) { throw Failure.invalidToken(.replayed) }
+            if let code = input.authorizationCode {
+                // The nonce is used up, and the name and email Apple sends once are kept,
+                // before Apple is asked anything (a code is single use).
+                try await store.prepareCodeExchange(nonce: input.nonce, appleSub: claims.subject, profile: input.profile, now: now)
+                tokens = try await exchange(code, audience: audience, subject: claims.subject, now: now, requestID: requestID)
+            } else {
+                tokens = nil
             }
         } catch let failure as Failure {
             throw failure
+        } catch let conflict as SignInConflict {
+            throw Self.failure(conflict)
         } catch {
             logger.error("sign-in storage failed", metadata: ["error": "\(error)", "request_id": .string(requestID)])
             throw .internalError
         }
-
-        let audience = claims.audiences.first { configuration.clientIDs.contains($0) } ?? claims.audiences.first ?? ""
-        let tokens: TokenResponse?
-        if let code = input.authorizationCode {
-            tokens = try await exchange(code, audience: audience, subject: claims.subject, now: now, requestID: requestID)
-        } else {
-            tokens = nil
-        }
         let identity = VerifiedIdentity(
             appleSub: claims.subject, email: claims.email, emailVerified: claims.emailVerified, isPrivateEmail: claims.isPrivateEmail,
             realUserStatus: verified.payload["real_user_status"] == nil ? nil : UserRecord.RealUserStatus(rawValue: claims.realUserStatus.rawValue))
-        let ttl = Int64(configuration.sessionTTL.components.seconds)
-        let vault = self.vault
-        let profile = input.profile
-        let deviceName = input.deviceName
         // `exp` is within `AppleClaims.latestTime` once verified, so adding the leeway below
         // cannot overflow; the clamp keeps that true should the bound ever move.
         let tokenExpiry = min(claims.expiresAt ?? now + 86_400, AppleClaims.latestTime)
+        var write = SignInWrite(
+            identity: identity, tokenHash: tokenHash, tokenExpiresAt: tokenExpiry + TokenVerifier.leeway,
+            sessionTTL: Int64(configuration.sessionTTL.components.seconds))
+        write.profile = input.profile
+        write.deviceName = input.deviceName
+        // Without a code nothing was committed yet: the nonce is used up with the session.
+        write.nonce = input.authorizationCode == nil ? input.nonce : nil
+        write.appleTokens = tokens.map { AppleTokenGrant(clientID: audience, refreshToken: $0.refreshToken, accessToken: $0.accessToken) }
         do {
-            return try await database.write { connection in
-                try ReplayGuard.recordUsedToken(tokenHash, expiresAt: tokenExpiry + TokenVerifier.leeway, in: connection)
-                let adopted = try PendingProfileStore.adopt(appleSub: identity.appleSub, now: now, in: connection)
-                let (user, created) = try UserStore.upsertOnSignIn(
-                    in: connection, identity: identity, profile: profile ?? adopted?.profile, now: now)
-                if let tokens {
-                    try vault.store(
-                        in: connection, userID: user.id, clientID: audience, refreshToken: tokens.refreshToken,
-                        accessToken: tokens.accessToken, now: now)
-                }
-                let session = try SessionStore.create(in: connection, userID: user.id, deviceName: deviceName, now: now, ttl: ttl)
-                return (user, session, created)
-            }
-        } catch ReplayError.tokenAlreadyUsed {
-            throw .invalidToken(.replayed)
+            let signedIn = try await store.completeSignIn(write, now: now)
+            return (signedIn.user, signedIn.session, signedIn.created)
+        } catch let conflict as SignInConflict {
+            throw Self.failure(conflict)
         } catch {
             logger.error("sign-in not stored", metadata: ["error": "\(error)", "request_id": .string(requestID)])
             throw .internalError
+        }
+    }
+
+    /// A replayed token or nonce is `replayed`; an expired server nonce does not match.
+    private static func failure(_ conflict: SignInConflict) -> Failure {
+        switch conflict {
+        case .tokenReplayed, .nonceReplayed: .invalidToken(.replayed)
+        case .nonceExpired: .invalidToken(.nonceMismatch)
         }
     }
 
@@ -198,11 +185,8 @@ struct SignIn: Sendable {
     private func queueRevocation(of tokens: TokenResponse, clientID: String, now: Int64, requestID: String) async {
         // The refresh token revokes the whole grant; an exchange always carries an access token.
         let (token, kind) = tokens.refreshToken.map { ($0, "refresh_token") } ?? (tokens.accessToken, "access_token")
-        let revocations = self.revocations
         do {
-            try await database.write { connection in
-                _ = try revocations.enqueue(in: connection, userID: nil, clientID: clientID, token: token, kind: kind, now: now, firstAttemptAt: now)
-            }
+            try await store.queueRevocation(clientID: clientID, token: token, kind: kind, now: now)
         } catch {
             logger.error("tokens of a refused sign-in could not be queued for revocation", metadata: [
                 "error": "\(error)", "request_id": .string(requestID),

@@ -1,6 +1,5 @@
 import AppleClient
 import Logging
-import SQLite
 import Store
 
 /// Keeps the last good JWKS document in `server_state`, so a restart while Apple is

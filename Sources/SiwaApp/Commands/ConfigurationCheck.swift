@@ -1,5 +1,4 @@
 import OpenSSLCrypto
-import SQLite
 import Store
 
 /// `check-config`: everything it could verify, as lines for a person, and whether all is well.
@@ -56,22 +55,8 @@ public struct ConfigurationCheck: Sendable {
 
     /// The database opens, takes a write lock, and holds a schema this build understands.
     static func checkDatabase(_ path: String) -> Finding {
-        do {
-            let database = try Database(path: path, readers: 1)
-            defer { database.close() }
-            try database.writeAndWait { _ in }
-            let version = try database.read { connection -> Int? in
-                let tables = try connection.queryOne("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
-                guard try tables?.int("n") == 1 else { return 0 }
-                return try connection.queryOne("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations")?.int("version")
-            }
-            if let version, version > Schema.version {
-                return Finding(key: "database", ok: false, detail: "schema version \(version) is newer than this build (\(Schema.version))")
-            }
-            return Finding(key: "database", ok: true, detail: "writable, schema version \(version ?? 0) of \(Schema.version)")
-        } catch {
-            return Finding(key: "database", ok: false, detail: "\(error)")
-        }
+        let (ok, detail) = Store.inspect(path: path)
+        return Finding(key: "database", ok: ok, detail: detail)
     }
 
     /// The report `check-config` prints: the effective settings (secrets masked), then findings.

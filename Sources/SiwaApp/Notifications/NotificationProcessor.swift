@@ -3,24 +3,19 @@ import HTTPServer
 import JOSE
 import JSON
 import Logging
-import SQLite
 import Store
 
 /// Apple's server-to-server notifications (SPEC §4): verified like an identity token, each
 /// event applied and the `jti` recorded in one transaction, so a redelivery changes nothing
 /// and the 200 is sent only after the effect is on disk.
 struct NotificationProcessor: Sendable {
-    enum Status: String, Sendable {
-        case processed, duplicate, ignored
-    }
-
     /// A delivery refused as it is: Apple's retries would bring the same bytes.
     enum Refusal: Error {
         case malformed
         case invalidToken(TokenFailure)
     }
 
-    let database: Database
+    let store: Store
     let keys: KeySetCache
     let audiences: Set<String>?
     let metrics: Metrics
@@ -46,9 +41,7 @@ struct NotificationProcessor: Sendable {
         let jti = verified.claims.tokenID ?? ""
         let events = verified.claims.events ?? []
         let now = clock()
-        let (status, outcomes) = try await database.write { connection in
-            try Self.apply(events, jti: jti, now: now, in: connection)
-        }
+        let (status, outcomes) = try await store.applyNotification(events.map(Self.accountEvent), jti: jti, now: now)
         for (event, outcome) in zip(events, outcomes) {
             metrics.notifications.record(type: Self.typeLabel(event.type), outcome: outcome.rawValue)
             if outcome == .ignored {
@@ -64,39 +57,17 @@ struct NotificationProcessor: Sendable {
         try await keys.verify(payload, policy: .init(kind: .notification, audiences: audiences), now: clock())
     }
 
-    /// Applies every event, inside the caller's transaction. With several events the status
-    /// is `processed` when any was applied to a known user.
-    static func apply(_ events: [AppleEvent], jti: String, now: Int64, in connection: Connection) throws -> (Status, [Status]) {
-        if try NotificationLedger.status(jti: jti, in: connection) != nil {
-            return (.duplicate, events.map { _ in .duplicate })
-        }
-        var outcomes: [Status] = []
-        for event in events {
-            outcomes.append(try applyOne(event, now: now, in: connection))
-        }
-        let status: Status = outcomes.contains(.processed) ? .processed : .ignored
-        _ = try NotificationLedger.recordIfNew(jti: jti, status: status.rawValue, now: now, in: connection)
-        return (status, outcomes)
-    }
-
-    private static func applyOne(_ event: AppleEvent, now: Int64, in connection: Connection) throws -> Status {
-        guard let user = try UserStore.user(appleSub: event.subject, in: connection) else { return .ignored }
-        switch event.type {
-        case "email-disabled":
-            _ = try UserStore.setEmailForwarding(in: connection, appleSub: event.subject, enabled: false, now: now)
-        case "email-enabled":
-            _ = try UserStore.setEmailForwarding(
-                in: connection, appleSub: event.subject, enabled: true, email: event.email, isPrivateEmail: event.isPrivateEmail, now: now)
-        case "consent-revoked":
-            _ = try UserStore.markRevoked(in: connection, userID: user.id, now: now)
-        // Apple's docs say account-deleted; real deliveries say account-delete (APPLE.md §7).
-        case "account-delete", "account-deleted":
-            // Apple has already invalidated the tokens: nothing to revoke, only to forget.
-            _ = try UserStore.delete(in: connection, userID: user.id)
-        default:
-            return .ignored
-        }
-        return .processed
+    static func accountEvent(_ event: AppleEvent) -> AccountEvent {
+        let kind: AccountEvent.Kind =
+            switch event.type {
+            case "email-disabled": .emailDisabled
+            case "email-enabled": .emailEnabled
+            case "consent-revoked": .consentRevoked
+            // Apple's docs say account-deleted; real deliveries say account-delete (APPLE.md §7).
+            case "account-delete", "account-deleted": .accountDeleted
+            default: .other
+            }
+        return AccountEvent(kind: kind, subject: event.subject, email: event.email, isPrivateEmail: event.isPrivateEmail)
     }
 
     /// Metric label: the four types (and the docs' spelling), everything else `unknown`.

@@ -1,6 +1,5 @@
 import HTTPServer
 import Logging
-import SQLite
 import Store
 import Synchronization
 
@@ -9,7 +8,7 @@ import Synchronization
 public final class Application: Sendable {
     public let configuration: Configuration
     public let metrics: Metrics
-    private let database: Database
+    let store: Store
     private let server: HTTPServer
     /// Turns a request into a response without a socket: tests run one body in process or over
     /// the wire.
@@ -17,7 +16,7 @@ public final class Application: Sendable {
     private let logger: Logger
     let apple: AppleServices
     /// Apple's refresh and access tokens, sealed at rest.
-    let tokenVault: AppleTokenVault
+    var tokenVault: AppleTokenVault { store.vault }
     private let revoker: Revoker
     private let refreshValidator: RefreshValidator?
     private let housekeeping: Housekeeping
@@ -36,12 +35,24 @@ public final class Application: Sendable {
     ) throws {
         self.configuration = configuration
         self.logger = logger
-        let database = try StoreOpener.open(path: configuration.database, readers: configuration.threads + 2)
-        self.database = database
+        // The vault's key is settled at start: a missing or unusable key stops the server here,
+        // not at the first sign-in.
+        var dataKey: [UInt8] = []
+        let store = try Store(path: configuration.database, readers: configuration.threads + 2) {
+            dataKey = try DataKeyFile.key(for: configuration, logger: logger)
+            return dataKey
+        }
+        self.store = store
         let metrics = Metrics()
         self.metrics = metrics
 
-        let apple = try AppleServices(configuration: configuration, serverState: ServerState(database: database), metrics: metrics, clocks: clocks, logger: logger)
+        let apple: AppleServices
+        do {
+            apple = try AppleServices(configuration: configuration, serverState: store.serverState, metrics: metrics, clocks: clocks, logger: logger)
+        } catch {
+            store.close()
+            throw error
+        }
         self.apple = apple
 
         var router = Router()
@@ -50,60 +61,44 @@ public final class Application: Sendable {
         let limited: (@escaping HTTPHandler) -> HTTPHandler = { handler in
             rateLimiter?.guarding(trustedProxies: trustedProxies, handler) ?? handler
         }
-        HealthRoutes.register(on: &router, readiness: Readiness(database: database, keys: apple.keys), metrics: metrics)
+        HealthRoutes.register(on: &router, readiness: Readiness(store: store, keys: apple.keys), metrics: metrics)
         let notifications = NotificationProcessor(
-            database: database, keys: apple.keys, audiences: configuration.clientIDs.isEmpty ? nil : Set(configuration.clientIDs),
+            store: store, keys: apple.keys, audiences: configuration.clientIDs.isEmpty ? nil : Set(configuration.clientIDs),
             metrics: metrics, logger: logger, clock: clocks.wall)
         router.add(.post, "/apple/notifications") { request in try await notifications.handle(request) }
-        // The vault's key is settled at start: a missing or unusable key stops the server here,
-        // not at the first sign-in.
-        let dataKey: [UInt8]
-        do {
-            dataKey = try DataKeyFile.key(for: configuration, logger: logger)
-        } catch {
-            database.close()
-            throw error
-        }
-        tokenVault = try AppleTokenVault(database: database, key: dataKey)
-        let sessions = SessionStore(database: database, caching: true)
+        let sessions = store.sessions
         let idleTTL = Int64(configuration.sessionIdleTTL.components.seconds)
         let authenticator = SessionAuthenticator(
             sessions: sessions,
-            batcher: LastSeenBatcher(database: database, interval: LastSeenBatcher.interval(idleTTL: idleTTL), now: clocks.wall()),
+            batcher: store.lastSeenBatcher(interval: LastSeenBatcher.interval(idleTTL: idleTTL), now: clocks.wall()),
             idleTTL: idleTTL, publicOrigin: configuration.publicOrigin, clock: clocks.wall)
-        let replay = ReplayGuard(database: database)
-        let pendingProfiles = PendingProfileStore(database: database)
         metrics.countActiveSessions { try? sessions.countLive(now: clocks.wall(), idleTTL: idleTTL) }
         housekeeping = Housekeeping(
-            sessions: sessions, replay: replay, pendingProfiles: pendingProfiles, webSignIns: WebSignInStore(database: database),
-            idleTTL: idleTTL, reclaimFreePages: { try await FreePages.reclaim(database) }, logger: logger, clock: clocks.wall)
-        AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: replay, limited: limited)
-        let revocationQueue = try RevocationQueue(database: database, key: dataKey)
+            sessions: sessions, replay: store.replay, pendingProfiles: store.pendingProfiles, webSignIns: store.webSignIns,
+            idleTTL: idleTTL, reclaimFreePages: { try await store.reclaimFreePages() }, logger: logger, clock: clocks.wall)
+        AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: store.replay, limited: limited)
         let signIn = SignIn(
-            configuration: configuration, database: database, keys: apple.keys, api: apple.api, vault: tokenVault,
-            revocations: revocationQueue, replay: replay, pendingProfiles: pendingProfiles, metrics: metrics, logger: logger,
+            configuration: configuration, store: store, keys: apple.keys, api: apple.api, metrics: metrics, logger: logger,
             clock: clocks.wall)
         let cookies = SessionCookies(publicOrigin: configuration.publicOrigin)
         let nativeSignIn = NativeSignInRoute(signIn: signIn, cookies: cookies)
         router.add(.post, "/api/auth/apple", limited { request in try await nativeSignIn.handle(request) })
         let revoker = Revoker(
-            api: apple.api, queue: revocationQueue, backoff: Int64(configuration.revocationBackoff.components.seconds),
+            api: apple.api, queue: store.revocations, backoff: Int64(configuration.revocationBackoff.components.seconds),
             backoffMax: Int64(configuration.revocationBackoffMax.components.seconds), metrics: metrics, logger: logger,
             clock: clocks.wall)
         self.revoker = revoker
         let validationInterval = Int64(configuration.refreshValidationInterval.components.seconds)
         if let api = apple.api, validationInterval > 0 {
             refreshValidator = RefreshValidator(
-                api: api, schedule: RefreshValidationSchedule(database: database), vault: tokenVault, database: database,
-                interval: validationInterval, idleTTL: idleTTL, maxPerSecond: RefreshValidator.defaultMaxPerSecond, metrics: metrics,
-                logger: logger, clock: clocks.wall)
+                api: api, store: store, interval: validationInterval, idleTTL: idleTTL, maxPerSecond: RefreshValidator.defaultMaxPerSecond,
+                metrics: metrics, logger: logger, clock: clocks.wall)
         } else {
             refreshValidator = nil
         }
-        let deletion = AccountDeletion(database: database, vault: tokenVault, queue: revocationQueue, revoker: revoker, clock: clocks.wall)
+        let deletion = AccountDeletion(store: store, revoker: revoker, clock: clocks.wall)
         router.add(.delete, "/api/account", deletion.route(authenticator))
 
-        let webSignIns = WebSignInStore(database: database)
         let signInMode: Pages.SignInMode =
             demo ? .demo : .apple(clientID: configuration.webClientID ?? "", redirectURI: configuration.redirectURI)
         WebRoutes.register(
@@ -112,7 +107,7 @@ public final class Application: Sendable {
                 authenticator: authenticator, sessions: sessions, deletion: deletion, cookies: cookies,
                 csrf: CSRFToken(dataKey: dataKey), mode: signInMode, logger: logger),
             signIn: WebSignIn(
-                configuration: configuration, store: webSignIns, signIn: signIn, cookies: cookies, logger: logger,
+                configuration: configuration, store: store.webSignIns, signIn: signIn, cookies: cookies, logger: logger,
                 clock: clocks.wall),
             limited: limited)
 
@@ -175,7 +170,7 @@ public final class Application: Sendable {
             await group.next()
             group.cancelAll()
         }
-        database.close()
+        store.close()
         logger.info("stopped")
     }
 }
