@@ -9,6 +9,8 @@
 //       -> JOSE (JWS, Apple's token rules, client secret) -> JSON, OpenSSLCrypto -> COpenSSL
 //       -> AppleClient (JWKS cache, Apple's REST endpoints) -> HTTPClient (HTTPS) -> TLS
 //   AppleSimulator (apple-sim: Apple's endpoints offline) -> HTTPServer, JOSE, HTTPClient, TLS
+// Beneath them, for whichever layers need them (one copy of each small helper):
+//   SystemThread (named POSIX threads, a mutex with its condition variable) -> CSystem
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -32,7 +34,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSystem"),
-        .target(name: "SystemThread", swiftSettings: strict),
+        .target(name: "SystemThread", dependencies: ["CSystem"], swiftSettings: strict),
 
         .target(
             name: "HTTPServer",
@@ -44,7 +46,7 @@ let package = Package(
         .target(name: "JSON", swiftSettings: strict),
         .target(name: "JOSE", dependencies: ["JSON", "OpenSSLCrypto"], swiftSettings: strict),
         .target(name: "TLS", dependencies: ["COpenSSL", "CSystem", "OpenSSLCrypto", "SystemThread"], swiftSettings: strict),
-        .target(name: "HTTPClient", dependencies: ["TLS", "CZlib", "CSystem", "COpenSSL"], swiftSettings: strict),
+        .target(name: "HTTPClient", dependencies: ["TLS", "CZlib", "CSystem", "COpenSSL", "SystemThread"], swiftSettings: strict),
         .target(name: "AppleClient", dependencies: ["HTTPClient", "JOSE", "JSON", "OpenSSLCrypto"], swiftSettings: strict),
         .target(
             name: "AppleSimulator",
@@ -76,6 +78,7 @@ let package = Package(
         // pool of RSA keys so simulators do not each spend CPU generating their own.
         .target(name: "TestSupport", dependencies: ["CSystem", "SystemThread", "OpenSSLCrypto", "AppleSimulator"], path: "Tests/TestSupport", swiftSettings: strict),
 
+        .testTarget(name: "SystemThreadTests", dependencies: ["SystemThread"], swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
         .testTarget(name: "OpenSSLCryptoTests", dependencies: ["OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
