@@ -5,6 +5,7 @@ import JSON
 import Logging
 import SQLite
 import Store
+import WireFormat
 
 /// `DELETE /api/account` (SPEC §4, §7): at once every session ends and the user can no longer
 /// be read; the user's Apple token goes into the durable revocation queue in the same
@@ -28,7 +29,7 @@ struct AccountDeletion: Sendable {
             var pending: PendingRevocation?
             if let tokens = try vault.load(userID: userID, in: connection) {
                 // The refresh token revokes the whole grant; the access token is the fallback.
-                let token = tokens.refreshToken.map { ($0, "refresh_token") } ?? tokens.accessToken.map { ($0, "access_token") }
+                let token = tokens.refreshToken.map { ($0, TokenKind.refresh) } ?? tokens.accessToken.map { ($0, TokenKind.access) }
                 if let (value, kind) = token {
                     // First due after the in-request attempt, so the worker does not race it.
                     let id = try queue.enqueue(
@@ -90,7 +91,7 @@ struct Revoker: Sendable {
         var failure = "team credentials not configured"
         if let api {
             do {
-                try await api.revoke(revocation.token, kind: revocation.kind == "access_token" ? .accessToken : .refreshToken, clientID: revocation.clientID)
+                try await api.revoke(revocation.token, kind: revocation.kind, clientID: revocation.clientID)
                 do {
                     try await queue.complete(id: revocation.id)
                 } catch {

@@ -6,6 +6,7 @@ import Logging
 import OpenSSLCrypto
 import SQLite
 import Store
+import WireFormat
 
 /// A sign-in with Apple, whichever way it arrives (SPEC §4): the JSON of `POST /api/auth/apple`
 /// (native apps, Sign in with Apple JS popup mode) or the web flow's `form_post` callback. An
@@ -208,7 +209,7 @@ struct SignIn: Sendable {
     /// §7), whose worker revokes it.
     private func queueRevocation(of tokens: TokenResponse, clientID: String, now: Int64, requestID: String) async {
         // The refresh token revokes the whole grant; an exchange always carries an access token.
-        let (token, kind) = tokens.refreshToken.map { ($0, "refresh_token") } ?? (tokens.accessToken, "access_token")
+        let (token, kind) = tokens.refreshToken.map { ($0, TokenKind.refresh) } ?? (tokens.accessToken, TokenKind.access)
         let revocations = self.revocations
         do {
             try await database.write { connection in
