@@ -5,8 +5,6 @@ import WireFormat
 /// Finds the session of a request: `Authorization: Bearer <token>` or the `siwa_session`
 /// cookie (SPEC §4). One indexed read; `last_seen_at` is written in batches.
 struct SessionAuthenticator: Sendable {
-    static let cookieName = "siwa_session"
-
     struct Authenticated: Sendable {
         let session: SessionRecord
         let user: UserRecord
@@ -44,7 +42,7 @@ struct SessionAuthenticator: Sendable {
         var token: String?
         if let authorization = request.headers["Authorization"], authorization.lowercased().hasPrefix("bearer ") {
             token = String(authorization.dropFirst(7).trimmingHTTPWhitespace())
-        } else if let cookie = Self.cookie(Self.cookieName, in: request.headers.values("Cookie")) {
+        } else if let cookie = Self.cookie(SessionCookies.sessionName, in: request.headers.values("Cookie")) {
             token = cookie
             viaCookie = true
         }
