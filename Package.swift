@@ -9,6 +9,9 @@
 //       -> JOSE (JWS, Apple's token rules, client secret) -> JSON, OpenSSLCrypto -> COpenSSL
 //       -> AppleClient (JWKS cache, Apple's REST endpoints) -> HTTPClient (HTTPS) -> TLS
 //   AppleSimulator (apple-sim: Apple's endpoints offline) -> HTTPServer, JOSE, HTTPClient, TLS
+// Beneath them, for whichever layers need them (one copy of each small helper):
+//   WireFormat (base64, hex, form-urlencoding, chunk-size lines, trimming, token kinds): imports nothing
+//   SystemThread (named POSIX threads, a mutex with its condition variable) -> CSystem
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -32,30 +35,31 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSystem"),
-        .target(name: "SystemThread", swiftSettings: strict),
+        .target(name: "SystemThread", dependencies: ["CSystem"], swiftSettings: strict),
+        .target(name: "WireFormat", swiftSettings: strict),
 
         .target(
             name: "HTTPServer",
-            dependencies: ["CZlib", "CSystem", "SystemThread", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CZlib", "CSystem", "SystemThread", "WireFormat", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(name: "SQLite", dependencies: ["CSQLite", "SystemThread"], swiftSettings: strict),
         .target(name: "OpenSSLCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "JSON", swiftSettings: strict),
-        .target(name: "JOSE", dependencies: ["JSON", "OpenSSLCrypto"], swiftSettings: strict),
+        .target(name: "JOSE", dependencies: ["JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .target(name: "TLS", dependencies: ["COpenSSL", "CSystem", "OpenSSLCrypto", "SystemThread"], swiftSettings: strict),
-        .target(name: "HTTPClient", dependencies: ["TLS", "CZlib", "CSystem", "COpenSSL"], swiftSettings: strict),
-        .target(name: "AppleClient", dependencies: ["HTTPClient", "JOSE", "JSON", "OpenSSLCrypto"], swiftSettings: strict),
+        .target(name: "HTTPClient", dependencies: ["TLS", "CZlib", "CSystem", "COpenSSL", "SystemThread", "WireFormat"], swiftSettings: strict),
+        .target(name: "AppleClient", dependencies: ["HTTPClient", "JOSE", "JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .target(
             name: "AppleSimulator",
-            dependencies: ["HTTPServer", "HTTPClient", "JOSE", "JSON", "OpenSSLCrypto", "TLS", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HTTPServer", "HTTPClient", "JOSE", "JSON", "OpenSSLCrypto", "TLS", "WireFormat", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "Store", dependencies: ["SQLite", "OpenSSLCrypto"], swiftSettings: strict),
+        .target(name: "Store", dependencies: ["SQLite", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .target(
             name: "SiwaApp",
             dependencies: [
-                "HTTPServer", "Store", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "SystemThread",
+                "HTTPServer", "Store", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "SystemThread", "WireFormat",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -63,39 +67,41 @@ let package = Package(
         .executableTarget(
             name: "siwa-server",
             dependencies: [
-                "SiwaApp", "Store", "JOSE", "OpenSSLCrypto", "AppleSimulator",
+                "SiwaApp", "Store", "JOSE", "OpenSSLCrypto", "AppleSimulator", "WireFormat",
                 .product(name: "Logging", package: "swift-log"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
 
         // Measurement tool for Scripts/bench; not shipped.
-        .executableTarget(name: "siwa-bench", dependencies: ["JOSE", "JSON", "OpenSSLCrypto", "AppleSimulator"], swiftSettings: strict),
+        .executableTarget(name: "siwa-bench", dependencies: ["JOSE", "JSON", "OpenSSLCrypto", "AppleSimulator", "WireFormat"], swiftSettings: strict),
 
         // Shared by the test targets: child processes without Foundation's Process, and a
         // pool of RSA keys so simulators do not each spend CPU generating their own.
         .target(name: "TestSupport", dependencies: ["CSystem", "SystemThread", "OpenSSLCrypto", "AppleSimulator"], path: "Tests/TestSupport", swiftSettings: strict),
 
+        .testTarget(name: "WireFormatTests", dependencies: ["WireFormat"], swiftSettings: strict),
+        .testTarget(name: "SystemThreadTests", dependencies: ["SystemThread"], swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
         .testTarget(name: "OpenSSLCryptoTests", dependencies: ["OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "COpenSSL", "OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TLS", "HTTPServer", "OpenSSLCrypto"], swiftSettings: strict),
-        .testTarget(name: "AppleClientTests", dependencies: ["AppleClient", "AppleSimulator", "HTTPClient", "JOSE", "OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "AppleSimulatorTests", dependencies: ["AppleSimulator", "HTTPClient", "HTTPServer", "JOSE", "JSON", "OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "COpenSSL", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TLS", "HTTPServer", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
+        .testTarget(name: "AppleClientTests", dependencies: ["AppleClient", "AppleSimulator", "HTTPClient", "JOSE", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
+        .testTarget(name: "AppleSimulatorTests", dependencies: ["AppleSimulator", "HTTPClient", "HTTPServer", "JOSE", "JSON", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "OpenSSLCrypto"], swiftSettings: strict),
         .testTarget(
             name: "SiwaAppTests",
             dependencies: [
-                "SiwaApp", "AppleSimulator", "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JSON", "JOSE", "TestSupport",
+                "SiwaApp", "AppleSimulator", "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JSON", "JOSE", "TestSupport", "WireFormat",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "SiwaServerTests",
-            dependencies: ["siwa-server", "SiwaApp", "OpenSSLCrypto", "AppleSimulator", "JOSE", "JSON", "SQLite", "TestSupport"],
+            dependencies: ["siwa-server", "SiwaApp", "OpenSSLCrypto", "AppleSimulator", "JOSE", "JSON", "SQLite", "TestSupport", "WireFormat"],
             swiftSettings: strict
         ),
     ]

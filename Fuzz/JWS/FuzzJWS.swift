@@ -1,6 +1,6 @@
-// libFuzzer target for reading Apple's tokens (Sources/JOSE, with Sources/JSON and
-// Sources/OpenSSLCrypto compiled in): base64url, the compact JWS reader and the claim reader
-// for identity tokens and notifications (the `events` claim included).
+// libFuzzer target for reading Apple's tokens (Sources/JOSE, with Sources/JSON,
+// Sources/OpenSSLCrypto and Sources/WireFormat compiled in): base64url, the compact JWS reader
+// and the claim reader for identity tokens and notifications (the `events` claim included).
 //
 // The first byte picks what the rest is fed to:
 //   even: a compact JWS (`header.payload.signature`), then its payload to the claim reader;
@@ -21,10 +21,10 @@ public func fuzzJWS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let mode = data[0]
     let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
 
-    if let decoded = Base64URL.decode(bytes), Array(Base64URL.encode(decoded).utf8) != bytes {
+    if let decoded = Base64.url.decode(bytes), Array(Base64.url.encode(decoded).utf8) != bytes {
         fatalError("property violated: \(bytes) decodes but is not the canonical spelling")
     }
-    if Base64URL.decode(Array(Base64URL.encode(bytes).utf8)) != bytes {
+    if Base64.url.decode(Array(Base64.url.encode(bytes).utf8)) != bytes {
         fatalError("property violated: encoding does not round-trip")
     }
 
@@ -33,7 +33,7 @@ public func fuzzJWS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         guard let text = String(validating: bytes, as: UTF8.self), let token = try? CompactJWS(text) else { return 0 }
         let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         if segments.count != 3 { fatalError("property violated: accepted a JWS with \(segments.count) segments") }
-        for segment in segments where Base64URL.decode(segment).map({ Array(Base64URL.encode($0).utf8) }) != Array(segment) {
+        for segment in segments where Base64.url.decode(segment).map({ Array(Base64.url.encode($0).utf8) }) != Array(segment) {
             fatalError("property violated: a segment is not canonical base64url")
         }
         if Array(token.signingInput) != Array(bytes[..<(segments[0].count + 1 + segments[1].count)]) {

@@ -1,6 +1,7 @@
 import HTTPClient
 import JOSE
 import JSON
+import WireFormat
 
 /// Apple's REST endpoints: code exchange, refresh-token validation and revocation, always
 /// form-encoded with a fresh-enough client secret (APPLE.md §2, §3). Apple's answers are
@@ -41,16 +42,11 @@ public final class AppleAPI: Sendable {
             clientID: clientID, idempotent: true)
     }
 
-    public enum TokenKind: String, Sendable {
-        case refreshToken = "refresh_token"
-        case accessToken = "access_token"
-    }
-
     /// Revokes a token at `auth/revoke`. Apple answers 200 even for tokens it does not know
     /// (APPLE.md §3), so success proves only that Apple accepted the request.
     public func revoke(_ token: String, kind: TokenKind, clientID: String) async throws(AppleAPIError) {
         let secret = try clientSecret(for: clientID)
-        let body = HTTPClient.formURLEncoded([
+        let body = FormURLEncoding.encode([
             ("client_id", clientID), ("client_secret", secret), ("token", token), ("token_type_hint", kind.rawValue),
         ])
         _ = try await call(.revoke, body: body, idempotent: true)
@@ -58,7 +54,7 @@ public final class AppleAPI: Sendable {
 
     private func tokenCall(_ fields: [(String, String)], clientID: String, idempotent: Bool) async throws(AppleAPIError) -> TokenResponse {
         let secret = try clientSecret(for: clientID)
-        let body = HTTPClient.formURLEncoded(fields + [("client_secret", secret)])
+        let body = FormURLEncoding.encode(fields + [("client_secret", secret)])
         let object = try await call(.token, body: body, idempotent: idempotent)
         guard let object, let response = TokenResponse(object) else { throw .unavailable(reason: "malformed token response") }
         return response

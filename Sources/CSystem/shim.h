@@ -9,7 +9,7 @@
 #include <pthread.h>
 
 // These are GNU extensions, declared by the C headers only under _GNU_SOURCE, which the
-// Swift Glibc module is not built with.
+// Swift Glibc module is not built with. SystemThread names its threads with the second.
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 extern int pthread_setname_np(pthread_t thread, const char *name);
 

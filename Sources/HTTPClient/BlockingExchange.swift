@@ -1,5 +1,6 @@
 import Glibc
 import TLS
+import WireFormat
 
 /// One request and its response, done with blocking socket calls on a worker thread: take a
 /// pooled connection or open one, write, read, decode, and pool the connection again if the
@@ -114,7 +115,7 @@ struct BlockingExchange: Sendable {
     /// Inflates a gzip (or zlib `deflate`) body and drops the headers that described the wire form.
     private static func decoded(head: ResponseDecoder.Head, body: [UInt8], limit: Int) throws(HTTPClientError) -> HTTPClientResponse {
         let codings = head.headers.filter { ASCII.equalsIgnoringCase($0.0, "content-encoding") }
-            .flatMap { $0.1.split(separator: ",").map(\.trimmingWhitespace) }
+            .flatMap { $0.1.split(separator: ",").map { String($0.trimmingHTTPWhitespace()) } }
             .filter { !$0.isEmpty && !ASCII.equalsIgnoringCase($0, "identity") }
         guard !codings.isEmpty else { return HTTPClientResponse(status: head.status, headers: head.headers, body: body) }
         guard codings.count == 1, ["gzip", "x-gzip", "deflate"].contains(where: { ASCII.equalsIgnoringCase(codings[0], $0) }) else {

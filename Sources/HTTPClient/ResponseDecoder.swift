@@ -1,3 +1,5 @@
+import WireFormat
+
 /// Parses one HTTP/1.1 response from bytes as they arrive: the head, then a body framed by
 /// `Content-Length`, chunking (extensions and trailers skipped), or the end of the connection.
 /// Pure: the connection only feeds it bytes.
@@ -63,7 +65,7 @@ struct ResponseDecoder {
     var allowsReuse: Bool {
         guard isComplete, !hasExtraBytes, let head, head.minorVersion >= 1, framing != .untilClose else { return false }
         let connection = head.headers.filter { ASCII.equalsIgnoringCase($0.0, "connection") }.map(\.1).joined(separator: ",")
-        return !connection.split(separator: ",").contains { ASCII.equalsIgnoringCase($0.trimmingWhitespace, "close") }
+        return !connection.split(separator: ",").contains { ASCII.equalsIgnoringCase(String($0.trimmingHTTPWhitespace()), "close") }
     }
 
     mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) {
@@ -164,29 +166,14 @@ struct ResponseDecoder {
     }
 
     private static func chunkSize(_ line: ArraySlice<UInt8>) throws(HTTPClientError) -> Int {
-        var size = 0
-        var digits = 0
-        var index = line.startIndex
-        while index < line.endIndex, let value = hexValue(line[index]) {
-            // 15 hex digits stay far inside Int; more than that is no size we would accept.
-            guard digits < 15 else { throw .responseTooLarge }
-            size = size << 4 | value
-            digits += 1
-            index += 1
-        }
-        guard digits > 0 else { throw .malformedResponse("bad chunk size") }
-        // What follows the size may only be whitespace and `;extension`s, which are ignored.
-        let rest = line[index...].drop { $0 == 0x20 || $0 == 0x09 }
-        guard rest.isEmpty || rest.first == UInt8(ascii: ";") else { throw .malformedResponse("bad chunk size") }
-        return size
-    }
-
-    private static func hexValue(_ byte: UInt8) -> Int? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(byte - UInt8(ascii: "A") + 10)
-        default: nil
+        do {
+            return try ChunkSize.parse(line)
+        } catch {
+            switch error {
+            case .malformed: throw .malformedResponse("bad chunk size")
+            case .tooLarge: throw .responseTooLarge
+            case .controlCharacterInExtension: throw .malformedResponse("control character in chunk extension")
+            }
         }
     }
 
@@ -278,13 +265,13 @@ struct ResponseDecoder {
         if isHeadRequest || head.status == 204 || head.status == 304 { return .none }
         let transferEncodings = head.headers.filter { ASCII.equalsIgnoringCase($0.0, "transfer-encoding") }.map(\.1)
         if !transferEncodings.isEmpty {
-            let codings = transferEncodings.joined(separator: ",").split(separator: ",").map(\.trimmingWhitespace)
+            let codings = transferEncodings.joined(separator: ",").split(separator: ",").map { String($0.trimmingHTTPWhitespace()) }
             // Chunked last: chunked framing. Otherwise the body runs to the close.
             if let last = codings.last, ASCII.equalsIgnoringCase(last, "chunked") { return .chunked }
             return .untilClose
         }
         let lengths = head.headers.filter { ASCII.equalsIgnoringCase($0.0, "content-length") }
-            .flatMap { $0.1.split(separator: ",").map(\.trimmingWhitespace) }
+            .flatMap { $0.1.split(separator: ",").map { String($0.trimmingHTTPWhitespace()) } }
         if let first = lengths.first {
             guard lengths.allSatisfy({ $0 == first }), !first.isEmpty, first.utf8.count <= 18,
                 first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(first)
@@ -293,11 +280,5 @@ struct ResponseDecoder {
             return .length(length)
         }
         return .untilClose
-    }
-}
-
-extension Substring {
-    var trimmingWhitespace: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

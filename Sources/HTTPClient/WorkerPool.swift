@@ -10,9 +10,8 @@ import SystemThread
 final class WorkerPool: @unchecked Sendable {
     typealias Job = @Sendable () -> Void
 
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    // Guarded by `mutex`.
+    private let condition = Condition()
+    // Guarded by `condition`.
     private var jobs: [Job] = []
     private var nextJob = 0
     private var threads: [pthread_t] = []
@@ -25,33 +24,19 @@ final class WorkerPool: @unchecked Sendable {
     init(maxThreads: Int, idleExit: Duration = .seconds(60)) {
         self.maxThreads = max(1, maxThreads)
         idleExitSeconds = max(1, Int(idleExit.components.seconds))
-        pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        // Idle waits are measured on the monotonic clock, immune to wall-clock steps.
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
     }
 
     /// Queues a job; it runs on a worker thread as soon as one is free.
     func submit(_ job: @escaping Job) {
-        pthread_mutex_lock(mutex)
+        condition.lock()
         jobs.append(job)
         let pending = jobs.count - nextJob
         if pending > idleThreads, threads.count < maxThreads, !shuttingDown, let thread = startThread() {
             threads.append(thread)
         }
         let stranded = threads.isEmpty
-        pthread_cond_signal(condition)
-        pthread_mutex_unlock(mutex)
+        condition.signal()
+        condition.unlock()
         // No thread could be made at all: run the queue here rather than leave a caller
         // suspended forever.
         if stranded { runPendingJobsInline() }
@@ -61,12 +46,13 @@ final class WorkerPool: @unchecked Sendable {
     /// a thread that used OpenSSL must not be tearing down its per-thread state while the
     /// process exits (OpenSSL's exit-time cleanup would race with it).
     func shutdown() {
-        pthread_mutex_lock(mutex)
-        shuttingDown = true
-        let running = threads
-        threads.removeAll()
-        pthread_cond_broadcast(condition)
-        pthread_mutex_unlock(mutex)
+        let running = condition.withLock {
+            shuttingDown = true
+            let running = threads
+            threads.removeAll()
+            condition.broadcast()
+            return running
+        }
         let current = pthread_self()
         for thread in running {
             if pthread_equal(thread, current) != 0 {
@@ -77,7 +63,7 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
-    /// Called with the mutex held.
+    /// Called with the lock held.
     private func startThread() -> pthread_t? {
         try? SystemThread.start(name: "siwa-http-client") { [self] in
             work()
@@ -88,23 +74,20 @@ final class WorkerPool: @unchecked Sendable {
     }
 
     private func work() {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        condition.lock()
+        defer { condition.unlock() }
         while true {
             if let job = takeJob() {
-                pthread_mutex_unlock(mutex)
+                condition.unlock()
                 job()
-                pthread_mutex_lock(mutex)
+                condition.lock()
                 continue
             }
             if shuttingDown { return }
             idleThreads += 1
-            var until = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &until)
-            until.tv_sec += idleExitSeconds
-            let waited = pthread_cond_timedwait(condition, mutex, &until)
+            let woken = condition.wait(seconds: idleExitSeconds)
             idleThreads -= 1
-            if waited == ETIMEDOUT, nextJob == jobs.count, !shuttingDown {
+            if !woken, nextJob == jobs.count, !shuttingDown {
                 // Idle too long: leave, and let no one wait to join this thread.
                 let current = pthread_self()
                 threads.removeAll { pthread_equal($0, current) != 0 }
@@ -114,7 +97,7 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
-    /// Called with the mutex held.
+    /// Called with the lock held.
     private func takeJob() -> Job? {
         guard nextJob < jobs.count else { return nil }
         let job = jobs[nextJob]
@@ -131,9 +114,7 @@ final class WorkerPool: @unchecked Sendable {
 
     private func runPendingJobsInline() {
         while true {
-            pthread_mutex_lock(mutex)
-            let job = takeJob()
-            pthread_mutex_unlock(mutex)
+            let job = condition.withLock { takeJob() }
             guard let job else { return }
             job()
         }

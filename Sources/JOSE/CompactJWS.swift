@@ -1,5 +1,6 @@
 import JSON
 import OpenSSLCrypto
+import WireFormat
 
 /// A JWS in compact form (`header.payload.signature`), split and decoded but not yet trusted.
 public struct CompactJWS: Sendable {
@@ -21,9 +22,9 @@ public struct CompactJWS: Sendable {
               let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
               !bytes[(secondDot + 1)...].contains(UInt8(ascii: "."))
         else { throw .malformed }
-        guard let headerBytes = Base64URL.decode(bytes[..<firstDot]),
-              let payloadBytes = Base64URL.decode(bytes[(firstDot + 1)..<secondDot]),
-              let signature = Base64URL.decode(bytes[(secondDot + 1)...])
+        guard let headerBytes = Base64.url.decode(bytes[..<firstDot]),
+              let payloadBytes = Base64.url.decode(bytes[(firstDot + 1)..<secondDot]),
+              let signature = Base64.url.decode(bytes[(secondDot + 1)...])
         else { throw .malformed }
         guard let header = try? JSONParser.parse(headerBytes).object,
               let payload = try? JSONParser.parse(payloadBytes).object
@@ -39,13 +40,13 @@ public struct CompactJWS: Sendable {
 
     /// Builds and signs a token with RS256 (the simulator signs as Apple does).
     public static func signRS256(header: JSONObject, payload: JSONObject, key: RSAPrivateKey) throws -> String {
-        let input = Base64URL.encode(JSONWriter.bytes(.object(header))) + "." + Base64URL.encode(JSONWriter.bytes(.object(payload)))
-        return input + "." + Base64URL.encode(try key.signRS256(Array(input.utf8)))
+        let input = Base64.url.encode(JSONWriter.bytes(.object(header))) + "." + Base64.url.encode(JSONWriter.bytes(.object(payload)))
+        return input + "." + Base64.url.encode(try key.signRS256(Array(input.utf8)))
     }
 
     /// Builds and signs a token with ES256 (the client secret).
     public static func signES256(header: JSONObject, payload: JSONObject, key: P256PrivateKey) throws -> String {
-        let input = Base64URL.encode(JSONWriter.bytes(.object(header))) + "." + Base64URL.encode(JSONWriter.bytes(.object(payload)))
-        return input + "." + Base64URL.encode(try key.signES256(Array(input.utf8)))
+        let input = Base64.url.encode(JSONWriter.bytes(.object(header))) + "." + Base64.url.encode(JSONWriter.bytes(.object(payload)))
+        return input + "." + Base64.url.encode(try key.signES256(Array(input.utf8)))
     }
 }

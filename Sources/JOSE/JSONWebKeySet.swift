@@ -1,5 +1,6 @@
 import JSON
 import OpenSSLCrypto
+import WireFormat
 
 /// Apple's signing keys (`GET /auth/keys`), looked up by `kid` only: never by position, since
 /// the set's size and order change (APPLE.md §4).
@@ -24,7 +25,7 @@ public struct JSONWebKeySet: Sendable {
             guard let jwk = entry.object, jwk["kty"]?.string == "RSA", let kid = jwk["kid"]?.string, !kid.isEmpty else { continue }
             if let use = jwk["use"]?.string, use != "sig" { continue }
             if let alg = jwk["alg"]?.string, alg != "RS256" { continue }
-            guard let n = jwk["n"]?.string.flatMap(Base64URL.decode), let e = jwk["e"]?.string.flatMap(Base64URL.decode),
+            guard let n = jwk["n"]?.string.flatMap(Base64.url.decode), let e = jwk["e"]?.string.flatMap(Base64.url.decode),
                   let key = try? RSAPublicKey(modulus: n, exponent: e)
             else { continue }
             // A kid listed twice is ambiguous; trust neither copy.
@@ -42,7 +43,7 @@ public struct JSONWebKeySet: Sendable {
     public static func jwk(kid: String, key: RSAPublicKey) -> JSONValue {
         .object(JSONObject([
             ("kty", .string("RSA")), ("kid", .string(kid)), ("use", .string("sig")), ("alg", .string("RS256")),
-            ("n", .string(Base64URL.encode(key.modulus))), ("e", .string(Base64URL.encode(key.exponent))),
+            ("n", .string(Base64.url.encode(key.modulus))), ("e", .string(Base64.url.encode(key.exponent))),
         ]))
     }
 }

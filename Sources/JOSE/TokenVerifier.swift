@@ -1,5 +1,6 @@
 import JSON
 import OpenSSLCrypto
+import WireFormat
 
 /// The one set of rules for everything Apple signs — identity tokens from phones and from the
 /// web callback, the `id_token` of a code exchange, and server-to-server notifications — in
@@ -119,19 +120,14 @@ public enum TokenVerifier {
     static func matchNonce(claimed: String, raw: String) -> NonceForm? {
         if constantTimeEquals(claimed, raw) { return .raw }
         let digest = SHA256.hash(raw)
-        if constantTimeEquals(claimed, digest.map { hexPair($0) }.joined()) { return .sha256Hex }
-        if constantTimeEquals(claimed, Base64URL.encode(digest)) { return .sha256Base64URL }
+        if constantTimeEquals(claimed, Hex.encode(digest)) { return .sha256Hex }
+        if constantTimeEquals(claimed, Base64.url.encode(digest)) { return .sha256Base64URL }
         return nil
     }
 
     /// OIDC `c_hash`: base64url of the left half of SHA-256 of the code.
     public static func codeHash(_ code: String) -> String {
-        Base64URL.encode(SHA256.hash(code).prefix(16))
-    }
-
-    private static func hexPair(_ byte: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+        Base64.url.encode(SHA256.hash(code).prefix(16))
     }
 
     /// Compares without an early exit, so timing does not reveal how much of a guess matched.

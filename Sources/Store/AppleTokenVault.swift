@@ -1,5 +1,6 @@
 import OpenSSLCrypto
 import SQLite
+import WireFormat
 
 /// A user's Apple refresh and access tokens, as opened from the vault.
 public struct AppleTokens: Sendable, Equatable {
@@ -34,21 +35,16 @@ public struct AppleTokenVault: Sendable {
         self.cipher = try AESGCM(key: key)
     }
 
-    enum Kind: String {
-        case refresh = "refresh_token"
-        case access = "access_token"
-    }
-
-    static func associatedData(_ kind: Kind, userID: String) -> [UInt8] {
+    static func associatedData(_ kind: TokenKind, userID: String) -> [UInt8] {
         Array("apple_tokens.\(kind.rawValue)\u{0}\(userID)".utf8)
     }
 
-    private func seal(_ token: String?, _ kind: Kind, userID: String) throws -> SQLiteValue {
+    private func seal(_ token: String?, _ kind: TokenKind, userID: String) throws -> SQLiteValue {
         guard let token else { return .null }
         return .blob(try cipher.seal(Array(token.utf8), associatedData: Self.associatedData(kind, userID: userID)))
     }
 
-    private func open(_ sealed: [UInt8]?, _ kind: Kind, userID: String) throws -> String? {
+    private func open(_ sealed: [UInt8]?, _ kind: TokenKind, userID: String) throws -> String? {
         guard let sealed else { return nil }
         return String(decoding: try cipher.open(sealed, associatedData: Self.associatedData(kind, userID: userID)), as: UTF8.self)
     }

@@ -1,5 +1,6 @@
 import OpenSSLCrypto
 import SQLite
+import WireFormat
 
 /// Why a replay check refused.
 public enum ReplayError: Error, Equatable, Sendable {
@@ -57,7 +58,7 @@ public struct ReplayGuard: Sendable {
 
     /// Issues a 256-bit nonce; only its SHA-256 is stored.
     public func issueNonce(now: Int64) async throws -> IssuedNonce {
-        let value = Base64URL.encode(SecureRandom.bytes(32))
+        let value = Base64.url.encode(SecureRandom.bytes(32))
         let expiresAt = now + Self.nonceLifetime
         try await database.write { connection in
             try connection.run(

@@ -1,17 +1,18 @@
 import OpenSSLCrypto
 import SQLite
+import WireFormat
 
 /// A revocation Apple has not yet accepted.
 public struct PendingRevocation: Sendable, Equatable {
     public let id: Int64
     public let clientID: String
     public let token: String
-    /// `refresh_token` or `access_token` (Apple's `token_type_hint`).
-    public let kind: String
+    /// Apple's `token_type_hint` for it.
+    public let kind: TokenKind
     public let attempts: Int
     public let createdAt: Int64
 
-    public init(id: Int64, clientID: String, token: String, kind: String, attempts: Int, createdAt: Int64) {
+    public init(id: Int64, clientID: String, token: String, kind: TokenKind, attempts: Int, createdAt: Int64) {
         self.id = id
         self.clientID = clientID
         self.token = token
@@ -33,14 +34,14 @@ public struct RevocationQueue: Sendable {
         cipher = try AESGCM(key: key)
     }
 
-    private static func associatedData(clientID: String, kind: String) -> [UInt8] {
-        Array("revocations.\(kind)\u{0}\(clientID)".utf8)
+    private static func associatedData(clientID: String, kind: TokenKind) -> [UInt8] {
+        Array("revocations.\(kind.rawValue)\u{0}\(clientID)".utf8)
     }
 
     /// Queues a revocation in the caller's transaction; first due at `firstAttemptAt`.
     @discardableResult
     public func enqueue(
-        in connection: Connection, userID: String?, clientID: String, token: String, kind: String, now: Int64, firstAttemptAt: Int64
+        in connection: Connection, userID: String?, clientID: String, token: String, kind: TokenKind, now: Int64, firstAttemptAt: Int64
     ) throws -> Int64 {
         let sealed = try cipher.seal(Array(token.utf8), associatedData: Self.associatedData(clientID: clientID, kind: kind))
         try connection.run(
@@ -48,7 +49,7 @@ public struct RevocationQueue: Sendable {
             INSERT INTO revocations(user_id, client_id, token, token_kind, attempts, next_attempt_at, created_at)
             VALUES (?, ?, ?, ?, 0, ?, ?)
             """,
-            [userID.map(SQLiteValue.text) ?? .null, .text(clientID), .blob(sealed), .text(kind), .integer(firstAttemptAt), .integer(now)])
+            [userID.map(SQLiteValue.text) ?? .null, .text(clientID), .blob(sealed), .text(kind.rawValue), .integer(firstAttemptAt), .integer(now)])
         return connection.lastInsertRowID
     }
 
@@ -61,7 +62,8 @@ public struct RevocationQueue: Sendable {
                 [.integer(now), .integer(Int64(limit))])
         }
         return rows.compactMap { row in
-            guard let clientID = try? row.string("client_id"), let kind = try? row.string("token_kind"),
+            // The schema allows only the two kinds, so `kind` is never nil for a row written here.
+            guard let clientID = try? row.string("client_id"), let kind = (try? row.string("token_kind")).flatMap(TokenKind.init),
                   let sealed = try? row.blob("token"),
                   let token = try? cipher.open(sealed, associatedData: Self.associatedData(clientID: clientID, kind: kind)),
                   let id = try? row.int64("id"), let attempts = try? row.int("attempts"), let createdAt = try? row.int64("created_at")

@@ -1,5 +1,6 @@
 import OpenSSLCrypto
 import SQLite
+import WireFormat
 
 /// Sessions: opaque bearer tokens whose SHA-256 is the lookup key (a stolen database file
 /// yields no usable token).
@@ -22,7 +23,7 @@ public struct SessionStore: Sendable {
     /// The stored form of a token: SHA-256 of its decoded bytes, or nil for text that cannot
     /// be one of our tokens (so garbage never reaches the database).
     static func tokenHash(_ token: String) -> [UInt8]? {
-        guard token.utf8.count == 43, let bytes = Base64URL.decode(token), bytes.count == tokenBytes else { return nil }
+        guard token.utf8.count == 43, let bytes = Base64.url.decode(token), bytes.count == tokenBytes else { return nil }
         return SHA256.hash(bytes)
     }
 
@@ -46,7 +47,7 @@ public struct SessionStore: Sendable {
             [.text(record.id), .text(userID), .blob(SHA256.hash(secret)), record.deviceName.map(SQLiteValue.text) ?? .null,
              .integer(now), .integer(now), .integer(record.expiresAt)]
         )
-        return NewSession(token: Base64URL.encode(secret), record: record)
+        return NewSession(token: Base64.url.encode(secret), record: record)
     }
 
     public func create(userID: String, deviceName: String?, now: Int64, ttl: Int64) async throws -> NewSession {

@@ -1,4 +1,5 @@
 import SQLite
+import WireFormat
 
 /// What Apple's server-to-server notifications ask of an account (APPLE.md §7).
 public struct AccountEvent: Sendable {
@@ -40,7 +41,7 @@ extension Store {
         return try await database.write { connection in
             var pending: PendingRevocation?
             if let tokens = try vault.load(userID: userID, in: connection) {
-                let token = tokens.refreshToken.map { ($0, "refresh_token") } ?? tokens.accessToken.map { ($0, "access_token") }
+                let token = tokens.refreshToken.map { ($0, TokenKind.refresh) } ?? tokens.accessToken.map { ($0, TokenKind.access) }
                 if let (value, kind) = token {
                     let id = try queue.enqueue(
                         in: connection, userID: nil, clientID: tokens.clientID, token: value, kind: kind, now: now, firstAttemptAt: firstAttemptAt)
@@ -105,7 +106,7 @@ extension Store {
 
     /// Queues the revocation of tokens that belong to nobody here (a refused sign-in's grant).
     @discardableResult
-    public func queueRevocation(clientID: String, token: String, kind: String, now: Int64) async throws -> Int64 {
+    public func queueRevocation(clientID: String, token: String, kind: TokenKind, now: Int64) async throws -> Int64 {
         let queue = revocations
         return try await database.write { connection in
             try queue.enqueue(in: connection, userID: nil, clientID: clientID, token: token, kind: kind, now: now, firstAttemptAt: now)

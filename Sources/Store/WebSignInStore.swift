@@ -1,5 +1,6 @@
 import OpenSSLCrypto
 import SQLite
+import WireFormat
 
 /// A redirect to Apple that is waiting for its callback.
 public struct PendingWebSignIn: Sendable, Equatable {
@@ -38,8 +39,8 @@ public struct WebSignInStore: Sendable {
 
     public func start(returnTo: String, now: Int64) async throws -> Started {
         let started = Started(
-            state: Base64URL.encode(SecureRandom.bytes(32)), binding: Base64URL.encode(SecureRandom.bytes(32)),
-            nonce: Base64URL.encode(SecureRandom.bytes(32)), expiresAt: now + Self.lifetime)
+            state: Base64.url.encode(SecureRandom.bytes(32)), binding: Base64.url.encode(SecureRandom.bytes(32)),
+            nonce: Base64.url.encode(SecureRandom.bytes(32)), expiresAt: now + Self.lifetime)
         try await database.write { connection in
             _ = try connection.run(
                 "INSERT INTO web_sign_ins(state_hash, binding_hash, nonce, return_to, expires_at) VALUES (?, ?, ?, ?, ?)",

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import CSystem
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -51,13 +52,7 @@ public enum SystemThread {
     /// Linux keeps at most 15 characters of a thread's name.
     private static func setName(_ thread: pthread_t, _ name: String) {
         #if canImport(Glibc)
-        _ = siwaSetThreadName(thread, String(name.prefix(15)))
+        _ = pthread_setname_np(thread, String(name.prefix(15)))
         #endif
     }
 }
-
-#if canImport(Glibc)
-// pthread_setname_np is a GNU extension the Glibc module does not declare.
-@_silgen_name("pthread_setname_np")
-private func siwaSetThreadName(_ thread: pthread_t, _ name: UnsafePointer<CChar>) -> Int32
-#endif

@@ -21,38 +21,24 @@ enum ThreadLauncher {
 
 /// Counts running threads so a stop can wait for all of them to have finished.
 final class RunningThreads: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // Sendable because `count` is only touched while holding `condition`.
+    private let condition = Condition()
     private var count = 0
 
-    init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
-
     func enter() {
-        pthread_mutex_lock(mutex)
-        count += 1
-        pthread_mutex_unlock(mutex)
+        condition.withLock { count += 1 }
     }
 
     func leave() {
-        pthread_mutex_lock(mutex)
-        count -= 1
-        if count == 0 { pthread_cond_broadcast(condition) }
-        pthread_mutex_unlock(mutex)
+        condition.withLock {
+            count -= 1
+            if count == 0 { condition.broadcast() }
+        }
     }
 
     func waitUntilNone() {
-        pthread_mutex_lock(mutex)
-        while count > 0 { pthread_cond_wait(condition, mutex) }
-        pthread_mutex_unlock(mutex)
+        condition.withLock {
+            while count > 0 { condition.wait() }
+        }
     }
 }

@@ -21,6 +21,7 @@ import JOSE
 import JSON
 import OpenSSLCrypto
 import Synchronization
+import WireFormat
 
 struct AppleFixture {
     static let clientID = "com.example.app"
@@ -103,7 +104,7 @@ struct AppleFixture {
     func signInBody(_ simulator: AppleIDSimulator, sub: String, now: Int64) throws -> String {
         let claims = JSONObject([
             ("iss", .string("https://appleid.apple.com")), ("aud", .string(Self.clientID)), ("exp", .integer(now + 3_600)),
-            ("iat", .integer(now)), ("sub", .string(sub)), ("c_hash", .string(TokenVerifier.codeHash(Base64URL.encode(SecureRandom.bytes(16))))),
+            ("iat", .integer(now)), ("sub", .string(sub)), ("c_hash", .string(TokenVerifier.codeHash(Base64.url.encode(SecureRandom.bytes(16))))),
             ("nonce", .string(Self.nonce)), ("email", .string("\(sub)@privaterelay.appleid.com")), ("email_verified", .string("true")),
             ("is_private_email", .string("true")), ("auth_time", .integer(now)), ("nonce_supported", .bool(true)),
             ("real_user_status", .integer(2)),

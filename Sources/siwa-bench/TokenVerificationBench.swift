@@ -5,6 +5,7 @@ import Glibc
 import JOSE
 import JSON
 import OpenSSLCrypto
+import WireFormat
 
 func seconds() -> Double {
     var now = timespec()
@@ -44,7 +45,7 @@ func runVerificationBench(duration: Double) throws {
         nonce: .check(expected: "raw-nonce", requireNonce: true), authorizationCode: "code")
     let parts = token.split(separator: ".")
     let signingInput = Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
-    let signature = Base64URL.decode(String(parts[2]))!
+    let signature = Base64.url.decode(String(parts[2]))!
 
     // Warm up both paths once.
     _ = publicKey.verifyRS256(signature: signature, message: signingInput)
@@ -66,8 +67,8 @@ func runVerificationBench(duration: Double) throws {
     print("compact_parse_per_second \(Int(parseOnly))")
     print("sha256_signing_input_per_second \(Int(hashOnly))")
     let payloadPart = Array(parts[1].utf8)
-    let payloadJSON = Base64URL.decode(payloadPart)!
-    let base64Only = rate(for: duration / 2) { Base64URL.decode(payloadPart) != nil }
+    let payloadJSON = Base64.url.decode(payloadPart)!
+    let base64Only = rate(for: duration / 2) { Base64.url.decode(payloadPart) != nil }
     let jsonOnly = rate(for: duration / 2) { (try? JSONParser.parse(payloadJSON)) != nil }
     print("base64url_payload_per_second \(Int(base64Only))")
     print("json_payload_per_second \(Int(jsonOnly))")

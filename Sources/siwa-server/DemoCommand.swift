@@ -10,6 +10,7 @@ import JOSE
 import Logging
 import OpenSSLCrypto
 import SiwaApp
+import WireFormat
 
 /// `siwa-server demo` (SPEC §2): the server and an Apple ID simulator together, on a throwaway
 /// database and keys in a temporary folder (removed at exit), so a person can sign in in a
@@ -44,7 +45,7 @@ struct DemoCommand: AsyncParsableCommand {
                 "listen": "127.0.0.1:\(port)", "public_url": publicURL, "database": folder + "/siwa.sqlite3",
                 "apple_base_url": simulator.baseURL, "team_id": simulator.teamID, "key_id": simulator.keyID,
                 "private_key": simulator.developerKeyPEM, "client_ids": "com.example.app,com.example.web",
-                "web_client_id": "com.example.web", "data_key": Base64URL.encode(SecureRandom.bytes(32)),
+                "web_client_id": "com.example.web", "data_key": Base64.url.encode(SecureRandom.bytes(32)),
                 "log_format": format.rawValue,
             ], isTerminal: isTerminal)
             application = try Application(configuration: configuration, logger: logger, demo: true)

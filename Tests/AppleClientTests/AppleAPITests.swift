@@ -6,6 +6,7 @@ import JOSE
 import OpenSSLCrypto
 import Synchronization
 import Testing
+import WireFormat
 @testable import AppleClient
 
 @Suite struct AppleAPITests {
@@ -86,7 +87,7 @@ import Testing
         let api = try api(simulator, observer: observer)
         let tokens = try await api.exchangeCode(
             try simulator.issueCode(sub: Self.sub, clientID: "com.example.app").code, clientID: "com.example.app", redirectURI: nil)
-        try await api.revoke(try #require(tokens.refreshToken), kind: .refreshToken, clientID: "com.example.app")
+        try await api.revoke(try #require(tokens.refreshToken), kind: .refresh, clientID: "com.example.app")
         await #expect(throws: AppleAPIError.invalidGrant) {
             try await api.validateRefreshToken(tokens.refreshToken!, clientID: "com.example.app")
         }
@@ -100,7 +101,7 @@ import Testing
             secrets: ClientSecretMinter(teamID: "TEAM123456", keyID: "KEY1234567", key: try P256PrivateKey.generate()),
             clock: { Int64(time(nil)) }, monotonic: { 0 })
         do {
-            try await down.revoke("t", kind: .accessToken, clientID: "com.example.app")
+            try await down.revoke("t", kind: .access, clientID: "com.example.app")
             Issue.record("revocation to nowhere succeeded")
         } catch {
             guard case .unavailable = error else { Issue.record("expected unavailable, got \(error)"); return }

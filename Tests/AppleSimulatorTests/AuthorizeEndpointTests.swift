@@ -3,6 +3,7 @@ import HTTPClient
 import JOSE
 import JSON
 import Testing
+import WireFormat
 
 @Suite struct AuthorizeEndpointTests {
     static let redirect = "https://app.example.com/auth/apple/callback"
@@ -15,7 +16,7 @@ import Testing
         if let responseMode { fields.append(("response_mode", responseMode)) }
         if let scope { fields.append(("scope", scope)) }
         fields += [("state", state), ("nonce", nonce)]
-        return "/auth/authorize?" + String(decoding: HTTPClient.formURLEncoded(fields), as: UTF8.self)
+        return "/auth/authorize?" + String(decoding: FormURLEncoding.encode(fields), as: UTF8.self)
     }
 
     @Test(arguments: [

@@ -2,6 +2,7 @@ import AppleSimulator
 import HTTPClient
 import JSON
 import Testing
+import WireFormat
 
 /// `/sim/*` holds codes and client secrets (`/sim/log`) and acts as Apple: a page on another
 /// site must not drive it with a form or a no-cors `fetch`, nor read it (issue 9, finding 5).
@@ -76,7 +77,7 @@ import Testing
             let response = try await Self.send(
                 harness, "POST", "/auth/authorize",
                 headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Origin", own)],
-                body: String(decoding: HTTPClient.formURLEncoded(fields), as: UTF8.self))
+                body: String(decoding: FormURLEncoding.encode(fields), as: UTF8.self))
             #expect(response.status == 200)
             #expect(response.text.contains(#"id="apple-form-post""#))
         }

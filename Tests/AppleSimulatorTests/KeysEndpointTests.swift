@@ -3,6 +3,7 @@ import HTTPClient
 import JOSE
 import JSON
 import Testing
+import WireFormat
 
 @Suite struct KeysEndpointTests {
     @Test func publishesSeveralRS256KeysWithKidsOfDifferentLengths() async throws {
@@ -21,7 +22,7 @@ import Testing
                 #expect(jwk["use"]?.string == "sig")
                 #expect(jwk["alg"]?.string == "RS256")
                 #expect(jwk["e"]?.string == "AQAB")
-                let modulus = try #require(jwk["n"]?.string.flatMap(Base64URL.decode))
+                let modulus = try #require(jwk["n"]?.string.flatMap(Base64.url.decode))
                 #expect(modulus.count == 256)
                 kids.append(try #require(jwk["kid"]?.string))
             }

@@ -1,4 +1,5 @@
 import AppleSimulator
+import Foundation
 import HTTPClient
 import OpenSSLCrypto
 import Testing
@@ -11,17 +12,8 @@ import Testing
         "'sha256-" + standardBase64(SHA256.hash(Array(text.utf8))) + "'"
     }
 
-    static func standardBase64(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-        var output = ""
-        for start in stride(from: 0, to: bytes.count, by: 3) {
-            let chunk = Array(bytes[start..<min(start + 3, bytes.count)]) + [0, 0]
-            let value = Int(chunk[0]) << 16 | Int(chunk[1]) << 8 | Int(chunk[2])
-            let count = min(3, bytes.count - start)
-            for index in 0..<4 { output.append(index <= count ? alphabet[(value >> (18 - 6 * index)) & 63] : "=") }
-        }
-        return output
-    }
+    /// Foundation's encoder, independent of the simulator's.
+    static func standardBase64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
 
     static func between(_ page: String, _ open: String, _ close: String) -> Substring? {
         guard let start = page.firstRange(of: open), let end = page[start.upperBound...].firstRange(of: close) else { return nil }

@@ -7,6 +7,7 @@ import JSON
 import OpenSSLCrypto
 import Synchronization
 import Testing
+import WireFormat
 
 /// A clock the test moves by hand.
 final class TestClock: Sendable {
@@ -65,7 +66,7 @@ struct SimulatorHarness: Sendable {
         try await client.send(
             HTTPClientRequest(
                 method: "POST", url: baseURL + path, headers: [("Content-Type", "application/x-www-form-urlencoded")],
-                body: HTTPClient.formURLEncoded(fields)),
+                body: FormURLEncoding.encode(fields)),
             idempotent: false)
     }
 

@@ -4,6 +4,7 @@ import JOSE
 import JSON
 import OpenSSLCrypto
 import Testing
+import WireFormat
 
 @Suite struct TokenEndpointTests {
     static let sub = "000123.0123456789abcdef0123456789abcdef.0123"
@@ -132,8 +133,8 @@ import Testing
             var secret = try CompactJWS.signES256(header: header, payload: claims, key: harness.developerKey)
             if flaw == .derSignature {
                 let parts = secret.split(separator: ".")
-                let raw = try #require(Base64URL.decode(String(parts[2])))
-                secret = String(parts[0]) + "." + String(parts[1]) + "." + Base64URL.encode(derSignature(raw: raw))
+                let raw = try #require(Base64.url.decode(String(parts[2])))
+                secret = String(parts[0]) + "." + String(parts[1]) + "." + Base64.url.encode(derSignature(raw: raw))
             }
             let response = try await harness.postForm("/auth/token", [
                 ("client_id", "com.example.app"), ("client_secret", secret), ("code", code), ("grant_type", "authorization_code"),

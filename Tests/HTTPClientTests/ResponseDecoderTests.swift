@@ -45,6 +45,14 @@ import Testing
         #expect(untilClose.isComplete && !untilClose.allowsReuse)
     }
 
+    /// The size line is read as the server reads it (WireFormat's `ChunkSize`).
+    @Test(arguments: ["zz", "5 x", "5;ext\u{1}", ""])
+    func malformedChunkSizeLinesAreRefused(_ line: String) {
+        #expect(throws: HTTPClientError.self) {
+            try decode("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\(line)\r\nhello\r\n0\r\n\r\n", pieceSize: 100)
+        }
+    }
+
     @Test func aHeadResponseHasNoBody() throws {
         let decoder = try decode("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", pieceSize: 100, isHead: true)
         #expect(decoder.isComplete && decoder.body.isEmpty)
@@ -58,6 +66,9 @@ import Testing
         #expect(throws: HTTPClientError.responseTooLarge) {
             try decode("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nb\r\n", pieceSize: 100, limit: 10)
         }
+        // The bound is on the size, not the digits: leading zeros are only zeros.
+        let padded = try decode("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n00000000000000000003\r\nabc\r\n0\r\n\r\n", pieceSize: 100)
+        #expect(String(decoding: padded.body, as: UTF8.self) == "abc")
         let endless = "HTTP/1.1 200 OK\r\n" + String(repeating: "X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n", count: 2000)
         #expect(throws: HTTPClientError.self) { try decode(endless, pieceSize: 4096) }
     }

@@ -1,6 +1,7 @@
 import HTTPClient
 import HTTPServer
 import Testing
+import WireFormat
 
 /// Response framing and decoding against a server that writes exact bytes.
 @Suite struct ResponseFramingTests {
@@ -130,7 +131,7 @@ import Testing
             try await client.send(
                 HTTPClientRequest(
                     method: "POST", url: "http://127.0.0.1:\(server.port)/auth/token?q=1", headers: [("Authorization", "Bearer TOKEN-SECRET")],
-                    body: HTTPClient.formURLEncoded([("client_secret", "CLIENT-SECRET"), ("code", "CODE-SECRET")])),
+                    body: FormURLEncoding.encode([("client_secret", "CLIENT-SECRET"), ("code", "CODE-SECRET")])),
                 idempotent: false)
         }
         let text = String(describing: error)

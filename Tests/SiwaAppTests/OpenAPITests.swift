@@ -22,6 +22,13 @@ import Testing
         await harness.stop()
     }
 
+    /// The document names the cookie the server sets and reads (one constant for all three).
+    @Test func theCookieSchemeNamesTheSessionCookie() throws {
+        let schemes = try #require(try Self.document()["components"]?.object?["securitySchemes"]?.object)
+        #expect(schemes["sessionCookie"]?.object?["name"]?.string == "siwa_session")
+        #expect(SessionCookies.sessionName == "siwa_session")
+    }
+
     @Test func everyRouteIsDescribedAndEveryDescribedRouteExists() async throws {
         let harness = try ApplicationTests.Harness()
         let served = Set(harness.application.routes.map { "\($0.method) \($0.pattern)" })

@@ -4,6 +4,7 @@ import HTTPServer
 import JSON
 import SQLite
 import Testing
+import WireFormat
 @testable import SiwaApp
 
 /// SPEC §4 "Web flow" and §7 "Web" over real sockets: the redirect to Apple, Apple's form_post
@@ -62,7 +63,7 @@ import Testing
 
         /// `GET /auth/apple/login`: the redirect's query and the binding cookie.
         func login(returnTo: String? = nil) async throws -> (reply: Reply, query: [String: String], binding: String) {
-            let path = "/auth/apple/login" + (returnTo.map { "?return_to=" + FormFields.escape($0) } ?? "")
+            let path = "/auth/apple/login" + (returnTo.map { "?return_to=" + FormURLEncoding.escape($0) } ?? "")
             let reply = try await send("GET", path)
             let location = reply.header("Location") ?? ""
             let query = (try? FormFields(parsing: location.split(separator: "?", maxSplits: 1).last ?? "")).map {
@@ -236,7 +237,7 @@ import Testing
     @Test(arguments: ["//evil.example/", "https://evil.example/account", "/\\evil.example", "javascript:alert(1)", "/a\u{0}b", "http://localhost:8081/"])
     func aForeignReturnToIs400(_ returnTo: String) async throws {
         let fixture = try await Fixture()
-        let reply = try await fixture.send("GET", "/auth/apple/login?return_to=" + FormFields.escape(returnTo))
+        let reply = try await fixture.send("GET", "/auth/apple/login?return_to=" + FormURLEncoding.escape(returnTo))
         #expect(reply.status == 400)
         #expect(reply.body.hasPrefix(#"{"error":"invalid_request""#))
         #expect(reply.cookie(SessionCookies.bindingName) == nil)
@@ -246,8 +247,8 @@ import Testing
 
     @Test func anAllowedOriginIsAValidReturnTo() async throws {
         let fixture = try await Fixture { $0.allowedReturnOrigins = ["https://app.example.com"] }
-        await #expect(try fixture.send("GET", "/auth/apple/login?return_to=" + FormFields.escape("https://app.example.com/welcome")).status == 302)
-        await #expect(try fixture.send("GET", "/auth/apple/login?return_to=" + FormFields.escape("https://app.example.com.evil/")).status == 400)
+        await #expect(try fixture.send("GET", "/auth/apple/login?return_to=" + FormURLEncoding.escape("https://app.example.com/welcome")).status == 302)
+        await #expect(try fixture.send("GET", "/auth/apple/login?return_to=" + FormURLEncoding.escape("https://app.example.com.evil/")).status == 400)
         await fixture.stop()
     }
 

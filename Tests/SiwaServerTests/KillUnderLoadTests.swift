@@ -6,6 +6,7 @@ import SQLite
 import Synchronization
 import Testing
 import TestSupport
+import WireFormat
 
 /// SPEC §5: a 2xx means committed, and a `kill -9` at any moment leaves a database that opens.
 /// The real binary takes sign-ins and notifications from four clients at once and is killed
@@ -43,7 +44,7 @@ import TestSupport
             work.append(("sign-in", JSONWriter.string(.object(JSONObject([("identity_token", .string(issued.identityToken)), ("nonce", .string(nonce))]))), ""))
             if index >= 150 {
                 let payload = try simulator.notificationPayload(NotificationEvent(type: index % 2 == 0 ? "email-disabled" : "email-enabled", sub: sub))
-                let claims = try JSONParser.parse(Base64URL.decode(String(payload.split(separator: ".")[1])) ?? [])
+                let claims = try JSONParser.parse(Base64.url.decode(String(payload.split(separator: ".")[1])) ?? [])
                 let jti = try #require(claims.object?["jti"]?.string)
                 work.append(("notification", JSONWriter.string(.object(JSONObject([("payload", .string(payload))]))), jti))
             }

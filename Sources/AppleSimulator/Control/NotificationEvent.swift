@@ -1,6 +1,7 @@
 import JOSE
 import JSON
 import OpenSSLCrypto
+import WireFormat
 
 /// A server-to-server notification as Apple signs it (APPLE.md §7): `events` is a
 /// JSON-encoded string holding one object by default (the docs show an object, WWDC showed an
@@ -54,5 +55,5 @@ public struct NotificationEvent: Sendable {
         ])
     }
 
-    static func makeJTI() -> String { Base64URL.encode(SecureRandom.bytes(16)) }
+    static func makeJTI() -> String { Base64.url.encode(SecureRandom.bytes(16)) }
 }

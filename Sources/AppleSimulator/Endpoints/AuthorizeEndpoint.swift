@@ -1,5 +1,6 @@
 import HTTPServer
 import JSON
+import WireFormat
 
 /// `GET /auth/authorize` shows the consent sheet; the sheet posts back to
 /// `POST /auth/authorize`, which answers the `redirect_uri` the way the request asked.
@@ -36,8 +37,9 @@ struct AuthorizeEndpoint: Sendable {
             return deliver(authorization, fields: [("error", "user_cancelled_authorize")] + stateField(authorization))
         }
         let values = ConsentPage.Values(
-            appleID: (form["email"] ?? "").trimmed, firstName: (form["first_name"] ?? "").trimmed,
-            lastName: (form["last_name"] ?? "").trimmed, hideEmail: form["email_choice"] == "hide")
+            appleID: String((form["email"] ?? "").trimmingWhitespaceAndNewlines()),
+            firstName: String((form["first_name"] ?? "").trimmingWhitespaceAndNewlines()),
+            lastName: String((form["last_name"] ?? "").trimmingWhitespaceAndNewlines()), hideEmail: form["email_choice"] == "hide")
         guard values.appleID.contains("@"), values.appleID.count <= 254 else {
             var retry = values
             retry.problem = "Enter the email address of your Apple ID."
@@ -124,14 +126,5 @@ struct AuthorizeEndpoint: Sendable {
 
     static func rejected(_ rejection: AuthorizeRequest.Rejection) -> HTTPResponse {
         AppleResponse.html(ErrorPage.render(title: rejection.title, detail: rejection.code), status: 400)
-    }
-}
-
-extension String {
-    fileprivate var trimmed: String {
-        var slice = Substring(self)
-        while let first = slice.first, first.isWhitespace { slice = slice.dropFirst() }
-        while let last = slice.last, last.isWhitespace { slice = slice.dropLast() }
-        return String(slice)
     }
 }

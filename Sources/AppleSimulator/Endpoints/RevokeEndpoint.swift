@@ -1,4 +1,5 @@
 import HTTPServer
+import WireFormat
 
 /// `POST /auth/revoke` (APPLE.md §3): revoking a refresh or access token ends the person's
 /// consent to the client, so their next authorization is a first one again (`user` is sent).
@@ -27,7 +28,7 @@ struct RevokeEndpoint: Sendable {
         guard let clientID else { return AppleResponse.error("invalid_client", "client_id is missing.") }
         guard let token = form.nonEmpty("token") else { return AppleResponse.error("invalid_request", "token is missing.") }
         let hint = form.nonEmpty("token_type_hint")
-        if let hint, IssuedToken.Kind(rawValue: hint) == nil {
+        if let hint, TokenKind(rawValue: hint) == nil {
             return AppleResponse.error("invalid_request", "token_type_hint must be refresh_token or access_token.")
         }
         let mismatch = context.store.change { state -> Bool in

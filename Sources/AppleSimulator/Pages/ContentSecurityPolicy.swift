@@ -1,5 +1,6 @@
 import JOSE
 import OpenSSLCrypto
+import WireFormat
 
 /// The `Content-Security-Policy` of the simulator's pages. They are the stage for reflected
 /// input (the consent page echoes what was posted to it), so even an escaping bug must not run
@@ -26,15 +27,7 @@ enum ContentSecurityPolicy {
 
     /// CSP's hash source: `sha256-` and the standard, padded base64 of the digest.
     static func hash(_ text: String) -> String {
-        var base64 = Base64URL.encode(SHA256.hash(text)).map { character -> Character in
-            switch character {
-            case "-": "+"
-            case "_": "/"
-            default: character
-            }
-        }
-        while base64.count % 4 != 0 { base64.append("=") }
-        return "sha256-" + String(base64)
+        "sha256-" + Base64.standard.encode(SHA256.hash(text))
     }
 
     /// `scheme://host[:port]` of an acceptable redirect URI, or nil when it holds anything that

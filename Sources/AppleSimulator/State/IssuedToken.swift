@@ -1,15 +1,11 @@
 import JSON
+import WireFormat
 
 /// A refresh or access token handed out by `/auth/token`. Refresh tokens have no expiry: they
 /// live until revoked (APPLE.md §2.2); access tokens last an hour.
 struct IssuedToken: Sendable, Equatable {
-    enum Kind: String, Sendable {
-        case refresh = "refresh_token"
-        case access = "access_token"
-    }
-
     var token: String
-    var kind: Kind
+    var kind: TokenKind
     var sub: String
     var clientID: String
     var email: String?
@@ -29,7 +25,7 @@ struct IssuedToken: Sendable, Equatable {
     }
 
     init(
-        token: String, kind: Kind, sub: String, clientID: String, email: String?, isPrivateEmail: Bool, issuedAt: Int64,
+        token: String, kind: TokenKind, sub: String, clientID: String, email: String?, isPrivateEmail: Bool, issuedAt: Int64,
         expiresAt: Int64?
     ) {
         self.token = token
@@ -43,7 +39,7 @@ struct IssuedToken: Sendable, Equatable {
     }
 
     init?(json: JSONObject) {
-        guard let token = json.text("token"), let kind = json.text("kind").flatMap(Kind.init(rawValue:)),
+        guard let token = json.text("token"), let kind = json.text("kind").flatMap(TokenKind.init(rawValue:)),
               let sub = json.text("sub"), let clientID = json.text("client_id")
         else { return nil }
         self.init(

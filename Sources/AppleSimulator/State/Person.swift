@@ -1,5 +1,6 @@
 import JSON
 import OpenSSLCrypto
+import WireFormat
 
 /// An Apple Account as one developer team sees it. `sub` is team-scoped and stable per
 /// (team, Apple ID); deleting the account and signing up again with the same email gives a new

@@ -1,3 +1,5 @@
+import WireFormat
+
 /// `application/x-www-form-urlencoded` fields (also query strings), in order: Apple's form
 /// posts to the simulator and the web flow's callback and forms.
 public struct FormFields: Sendable {
@@ -42,39 +44,13 @@ public struct FormFields: Sendable {
     public func nonEmpty(_ name: String) -> String? { self[name].flatMap { $0.isEmpty ? nil : $0 } }
 
     public func encoded() -> String {
-        fields.map { Self.escape($0.name) + "=" + Self.escape($0.value) }.joined(separator: "&")
-    }
-
-    /// Percent-encodes everything but RFC 3986 unreserved characters.
-    public static func escape(_ text: String) -> String {
-        var output = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                output.unicodeScalars.append(UnicodeScalar(byte))
-            default:
-                let digits = Array("0123456789ABCDEF")
-                output += "%" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0x0F)])
-            }
-        }
-        return output
+        String(decoding: FormURLEncoding.encode(fields.map { ($0.name, $0.value) }), as: UTF8.self)
     }
 
     /// Whether the request says its body is form data (parameters after `;` ignored).
     public static func isFormContentType(_ value: String?) -> Bool {
         guard let value else { return false }
-        let mediaType = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: " \t") } ?? ""
+        let mediaType = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingHTTPWhitespace() } ?? ""
         return mediaType.lowercased() == "application/x-www-form-urlencoded"
-    }
-}
-
-extension StringProtocol {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        let characters = Set(set)
-        var slice = Substring(self)
-        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
-        return String(slice)
     }
 }

@@ -1,4 +1,5 @@
 import CZlib
+import WireFormat
 
 /// gzip for response bodies (SPEC §7: bodies of 1 KiB or more, honouring `q=0`).
 public enum Gzip {
@@ -60,10 +61,10 @@ public enum Gzip {
         for member in acceptEncoding.split(separator: ",") {
             let parts = member.split(separator: ";")
             guard let first = parts.first else { continue }
-            let coding = first.trimmingWhitespace().lowercased()
+            let coding = first.trimmingHTTPWhitespace().lowercased()
             var allowed = true
             for parameter in parts.dropFirst() {
-                let pair = parameter.trimmingWhitespace()
+                let pair = parameter.trimmingHTTPWhitespace()
                 if pair.lowercased().hasPrefix("q=") { allowed = qValueIsPositive(pair.dropFirst(2)) }
             }
             switch coding {
@@ -77,7 +78,7 @@ public enum Gzip {
 
     private static func qValueIsPositive(_ text: Substring) -> Bool {
         // q = 0, 0.0, 0.00, 0.000 mean "not acceptable"; anything else that parses is positive.
-        let trimmed = text.trimmingWhitespace()
+        let trimmed = text.trimmingHTTPWhitespace()
         guard let first = trimmed.first else { return false }
         if first == "1" { return true }
         guard first == "0" else { return false }
@@ -87,7 +88,7 @@ public enum Gzip {
     /// Media types worth compressing: text and structured text.
     public static func isCompressible(contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let type = contentType.split(separator: ";").first.map { $0.trimmingWhitespace().lowercased() } ?? ""
+        let type = contentType.split(separator: ";").first.map { $0.trimmingHTTPWhitespace().lowercased() } ?? ""
         return type.hasPrefix("text/") || type == "application/json" || type == "application/javascript"
             || type == "application/xml" || type == "image/svg+xml" || type.hasSuffix("+json") || type.hasSuffix("+xml")
     }

@@ -1,3 +1,5 @@
+import WireFormat
+
 /// An incremental HTTP/1.1 request parser (RFC 9112). Bytes are appended as they arrive, in
 /// pieces of any size; `next()` hands out each request once it is complete.
 ///
@@ -5,7 +7,7 @@
 /// folding, whitespace before the colon, both `Content-Length` and `Transfer-Encoding`, and
 /// codings other than `chunked` are errors, never guesses.
 ///
-/// Pure Swift with no Foundation, so it can be compiled alone into the fuzzer.
+/// Pure Swift with no Foundation, so it can be compiled into the fuzzer with only WireFormat.
 public struct RequestParser {
     public enum Event {
         /// The head is complete and a body is still to come: the moment to answer
@@ -349,7 +351,7 @@ public struct RequestParser {
     }
 
     private static func trimmedLowercase(_ text: Substring) -> String {
-        text.trimmingWhitespace().lowercased()
+        text.trimmingHTTPWhitespace().lowercased()
     }
 
     @inline(__always)
@@ -425,34 +427,14 @@ public struct RequestParser {
     }
 
     private static func parseChunkSize(_ line: [UInt8]) throws(HTTPParseError) -> Int {
-        var size = 0
-        var index = 0
-        while index < line.count, let digit = hexValue(line[index]) {
-            // 2^56 is far beyond any allowed body; refusing earlier keeps the arithmetic exact.
-            guard size < 1 << 56 else { throw HTTPParseError(.payloadTooLarge, "chunk too large") }
-            size = size << 4 | digit
-            index += 1
-        }
-        guard index > 0 else { throw .bad("malformed chunk size") }
-        // Optional extensions: BWS ";" ... — ignored, but they must not carry control bytes.
-        var rest = line[index...].drop { $0 == 0x20 || $0 == 0x09 }
-        if let first = rest.first {
-            guard first == 0x3B else { throw .bad("malformed chunk size") }
-            rest = rest.dropFirst()
-            for byte in rest where byte < 0x20 && byte != 0x09 || byte == 0x7F {
-                throw .bad("control character in chunk extension")
+        do {
+            return try ChunkSize.parse(line[...])
+        } catch {
+            switch error {
+            case .malformed: throw .bad("malformed chunk size")
+            case .tooLarge: throw HTTPParseError(.payloadTooLarge, "chunk too large")
+            case .controlCharacterInExtension: throw .bad("control character in chunk extension")
             }
-        }
-        return size
-    }
-
-    @inline(__always)
-    private static func hexValue(_ byte: UInt8) -> Int? {
-        switch byte {
-        case 0x30...0x39: Int(byte - 0x30)
-        case 0x41...0x46: Int(byte - 0x41 + 10)
-        case 0x61...0x66: Int(byte - 0x61 + 10)
-        default: nil
         }
     }
 }
@@ -522,14 +504,5 @@ private struct LineCursor {
         let line = UnsafeBufferPointer(rebasing: bytes[position..<max(position, index - 1)])
         position = index + 1
         return line
-    }
-}
-
-extension Substring {
-    func trimmingWhitespace() -> Substring {
-        var text = self
-        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
-        while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
-        return text
     }
 }

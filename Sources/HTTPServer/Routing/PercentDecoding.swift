@@ -1,3 +1,5 @@
+import WireFormat
+
 /// RFC 3986 percent-decoding for path segments and form fields.
 public enum PercentDecoding {
     /// The decoded text, or nil when an escape is malformed or the result is not UTF-8.
@@ -13,7 +15,7 @@ public enum PercentDecoding {
         while let byte = iterator.next() {
             switch byte {
             case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                guard let high = iterator.next().flatMap(Hex.value), let low = iterator.next().flatMap(Hex.value) else {
                     return nil
                 }
                 bytes.append(high << 4 | low)
@@ -24,14 +26,5 @@ public enum PercentDecoding {
             }
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: byte - 0x30
-        case 0x41...0x46: byte - 0x41 + 10
-        case 0x61...0x66: byte - 0x61 + 10
-        default: nil
-        }
     }
 }

@@ -4,6 +4,7 @@ import HTTPServer
 import JSON
 import Logging
 import Store
+import WireFormat
 
 /// `DELETE /api/account` (SPEC §4, §7): at once every session ends and the user can no longer
 /// be read; the user's Apple token goes into the durable revocation queue in the same
@@ -62,7 +63,7 @@ struct Revoker: Sendable {
         var failure = "team credentials not configured"
         if let api {
             do {
-                try await api.revoke(revocation.token, kind: revocation.kind == "access_token" ? .accessToken : .refreshToken, clientID: revocation.clientID)
+                try await api.revoke(revocation.token, kind: revocation.kind, clientID: revocation.clientID)
                 do {
                     try await queue.complete(id: revocation.id)
                 } catch {

@@ -1,11 +1,10 @@
 import HTTPServer
 import Store
+import WireFormat
 
 /// Finds the session of a request: `Authorization: Bearer <token>` or the `siwa_session`
 /// cookie (SPEC §4). One indexed read; `last_seen_at` is written in batches.
 struct SessionAuthenticator: Sendable {
-    static let cookieName = "siwa_session"
-
     struct Authenticated: Sendable {
         let session: SessionRecord
         let user: UserRecord
@@ -44,8 +43,8 @@ struct SessionAuthenticator: Sendable {
         var viaCookie = false
         var token: String?
         if let authorization = request.headers["Authorization"], authorization.lowercased().hasPrefix("bearer ") {
-            token = String(authorization.dropFirst(7)).trimmingCharacters(in: " \t")
-        } else if let cookie = Self.cookie(Self.cookieName, in: request.headers.values("Cookie")) {
+            token = String(authorization.dropFirst(7).trimmingHTTPWhitespace())
+        } else if let cookie = Self.cookie(SessionCookies.sessionName, in: request.headers.values("Cookie")) {
             token = cookie
             viaCookie = true
         }
@@ -69,8 +68,9 @@ struct SessionAuthenticator: Sendable {
         for header in headers {
             for pair in header.split(separator: ";") {
                 let parts = pair.split(separator: "=", maxSplits: 1)
-                if parts.count == 2, parts[0].trimmingCharacters(in: " ") == name {
-                    return parts[1].trimmingCharacters(in: " ")
+                // Spaces only: the separator is "; " (RFC 6265 §4.2.1).
+                if parts.count == 2, parts[0].trimming(while: { $0 == " " }) == name {
+                    return String(parts[1].trimming(while: { $0 == " " }))
                 }
             }
         }

@@ -5,6 +5,7 @@ import JSON
 import Logging
 import OpenSSLCrypto
 import Store
+import WireFormat
 
 /// A sign-in with Apple, whichever way it arrives (SPEC §4): the JSON of `POST /api/auth/apple`
 /// (native apps, Sign in with Apple JS popup mode) or the web flow's `form_post` callback. An
@@ -184,7 +185,7 @@ struct SignIn: Sendable {
     /// §7), whose worker revokes it.
     private func queueRevocation(of tokens: TokenResponse, clientID: String, now: Int64, requestID: String) async {
         // The refresh token revokes the whole grant; an exchange always carries an access token.
-        let (token, kind) = tokens.refreshToken.map { ($0, "refresh_token") } ?? (tokens.accessToken, "access_token")
+        let (token, kind) = tokens.refreshToken.map { ($0, TokenKind.refresh) } ?? (tokens.accessToken, TokenKind.access)
         do {
             try await store.queueRevocation(clientID: clientID, token: token, kind: kind, now: now)
         } catch {

@@ -4,6 +4,7 @@ import HTTPClient
 import JOSE
 import JSON
 import OpenSSLCrypto
+import WireFormat
 
 /// `doctor`: checks the setup against Apple for real and says which setting to look at (SPEC
 /// §2). The error users hit most is Apple answering `invalid_client`, with no detail, to a
@@ -128,11 +129,11 @@ public struct Doctor: Sendable {
 
     /// POSTs a made-up code with the secret to `{apple_base_url}/auth/token`.
     private func askApple(_ http: HTTPClient, secret: String, clientID: String) async -> TokenEndpointAnswer {
-        let code = "siwa-doctor." + Base64URL.encode(SecureRandom.bytes(16))
+        let code = "siwa-doctor." + Base64.url.encode(SecureRandom.bytes(16))
         let request = HTTPClientRequest(
             method: "POST", url: configurationBaseURL + AppleEndpoint.token.path,
             headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
-            body: HTTPClient.formURLEncoded([
+            body: FormURLEncoding.encode([
                 ("grant_type", "authorization_code"), ("code", code), ("client_id", clientID), ("client_secret", secret),
             ]))
         let response: HTTPClientResponse

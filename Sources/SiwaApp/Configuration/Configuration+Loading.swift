@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
+import WireFormat
 
 extension Configuration {
     /// Reads the JSON file, then lets every `SIWA_<KEY>` environment variable override it, and
@@ -191,7 +192,8 @@ extension Configuration {
 
         if let text = try reader.string(.dataKey) {
             // Never echo the value: say only what shape it has.
-            guard let bytes = Self.decodeBase64(text) else {
+            // Standard or URL-safe, padding optional: keys get pasted from either kind of tool.
+            guard let bytes = Base64(alphabet: .standardOrURL, padding: .optional).decode(text) else {
                 throw ConfigurationError(.dataKey, "is not valid base64 (make one with: openssl rand -base64 32)")
             }
             guard bytes.count == 32 else {
@@ -317,41 +319,5 @@ extension Configuration {
             throw ConfigurationError(key, "cannot read \(shown): it is not UTF-8 text")
         }
         return text
-    }
-
-    /// Standard or URL-safe base64, padding optional (keys get pasted from either kind of tool).
-    static func decodeBase64(_ text: String) -> [UInt8]? {
-        var sextets: [UInt8] = []
-        var padding = 0
-        for byte in text.utf8 {
-            if byte == UInt8(ascii: "=") {
-                padding += 1
-                continue
-            }
-            guard padding == 0 else { return nil }  // data after padding
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): sextets.append(byte - UInt8(ascii: "A"))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): sextets.append(byte - UInt8(ascii: "a") + 26)
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): sextets.append(byte - UInt8(ascii: "0") + 52)
-            case UInt8(ascii: "+"), UInt8(ascii: "-"): sextets.append(62)
-            case UInt8(ascii: "/"), UInt8(ascii: "_"): sextets.append(63)
-            default: return nil
-            }
-        }
-        guard sextets.count % 4 != 1, padding <= 2 else { return nil }
-        if padding > 0, (sextets.count + padding) % 4 != 0 { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(sextets.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for sextet in sextets {
-            accumulator = (accumulator << 6) | UInt32(sextet)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                bytes.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-            }
-        }
-        return bytes
     }
 }

@@ -1,3 +1,5 @@
+import WireFormat
+
 /// Gives each raw setting its type, or a `ConfigurationError` naming its key.
 ///
 /// `nil` means "not set": the key is absent, `null`, an empty string or an empty list, so an
@@ -139,13 +141,6 @@ struct SettingsReader {
 }
 
 extension String {
-    /// Without leading and trailing spaces, tabs and line breaks (named for its use here, to stay
-    /// clear of any general-purpose trim elsewhere in the module).
-    var trimmedSetting: String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
-        else { return "" }
-        return String(scalars[first...last])
-    }
+    /// Without leading and trailing spaces, tabs and line breaks.
+    var trimmedSetting: String { String(trimmingWhitespaceAndNewlines()) }
 }

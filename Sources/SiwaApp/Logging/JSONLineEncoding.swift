@@ -1,10 +1,9 @@
 import Logging
+import WireFormat
 
 /// The few pieces of JSON a log line needs, appended straight into a byte buffer: faster than
 /// building a dictionary for `JSONSerialization`, and the key order stays as written.
 enum JSONLineEncoding {
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     /// A JSON string literal. Quotes, backslashes and control characters are escaped; everything
     /// else, including non-ASCII, is copied as UTF-8 (a Swift `String` is always valid UTF-8).
     static func appendString(_ string: String, to buffer: inout [UInt8]) {
@@ -24,8 +23,7 @@ enum JSONLineEncoding {
             case UInt8(ascii: "\t"): buffer.append(UInt8(ascii: "\\")); buffer.append(UInt8(ascii: "t"))
             case 0..<0x20, 0x7F:
                 buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                buffer.append(hexDigits[Int(byte >> 4)])
-                buffer.append(hexDigits[Int(byte & 0xF)])
+                Hex.append(byte, to: &buffer)
             default:
                 buffer.append(byte)
             }

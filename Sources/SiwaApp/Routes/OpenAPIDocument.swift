@@ -260,7 +260,7 @@ enum OpenAPIDocument {
       "components": {
         "securitySchemes": {
           "bearer": {"type": "http", "scheme": "bearer", "description": "The session token from a sign-in."},
-          "sessionCookie": {"type": "apiKey", "in": "cookie", "name": "siwa_session", "description": "The web flow's session cookie. State-changing requests must carry an Origin equal to public_url's origin."}
+          "sessionCookie": {"type": "apiKey", "in": "cookie", "name": "\#(SessionCookies.sessionName)", "description": "The web flow's session cookie. State-changing requests must carry an Origin equal to public_url's origin."}
         },
         "requestBodies": {
           "AccountForm": {

@@ -1,3 +1,5 @@
+import WireFormat
+
 /// The address a request came from, for logs and rate limits. `X-Forwarded-For` is believed
 /// only when the peer is one of `trusted_proxies`, and then only back to the first hop that is
 /// not a trusted proxy: entries further left were written by the client and prove nothing.
@@ -6,20 +8,11 @@ enum ClientAddress {
         guard let forwardedFor, !trusted.isEmpty, trusted.contains(peer) else { return peer }
         var client = peer
         for entry in forwardedFor.split(separator: ",").reversed() {
-            let candidate = entry.trimmingCharacters(in: " \t")
+            let candidate = String(entry.trimmingHTTPWhitespace())
             guard IPAddressLiteral(candidate) != nil else { return client }
             client = candidate
             if !trusted.contains(candidate) { return candidate }
         }
         return client
-    }
-}
-
-extension StringProtocol {
-    func trimmingCharacters(in set: String) -> String {
-        var text = Substring(self)
-        while let first = text.first, set.contains(first) { text = text.dropFirst() }
-        while let last = text.last, set.contains(last) { text = text.dropLast() }
-        return String(text)
     }
 }

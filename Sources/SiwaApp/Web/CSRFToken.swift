@@ -1,5 +1,6 @@
 import JOSE
 import OpenSSLCrypto
+import WireFormat
 
 /// The account page's forms carry a token bound to the session (SPEC §4: forms protected
 /// against CSRF), on top of the `SameSite=Lax` cookie and the `Origin` check: HMAC-SHA256 of
@@ -13,7 +14,7 @@ struct CSRFToken: Sendable {
     }
 
     func token(for sessionID: String) -> String {
-        Base64URL.encode(HMACSHA256.mac(key: key, message: Array(sessionID.utf8)))
+        Base64.url.encode(HMACSHA256.mac(key: key, message: Array(sessionID.utf8)))
     }
 
     /// Compares in constant time, so the token cannot be learned byte by byte.

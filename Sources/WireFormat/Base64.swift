@@ -1,0 +1,155 @@
+/// Base64 (RFC 4648 §4) and base64url (§5), the one implementation in the package.
+///
+/// Decoding is strict: only the chosen alphabet, padding only as `padding` allows and only at
+/// the end, no whitespace, and no stray bits in the last character, so every byte string has
+/// exactly one accepted spelling (a token cannot be varied without changing its bytes).
+public struct Base64: Sendable {
+    public enum Alphabet: Sendable {
+        /// `+` and `/`.
+        case standard
+        /// `-` and `_`.
+        case url
+        /// Either pair, for decoding text pasted from either kind of tool.
+        case standardOrURL
+    }
+
+    public enum Padding: Sendable {
+        /// Never written; refused when reading.
+        case none
+        /// Written; when reading, the text is a whole number of four-character groups.
+        case required
+        /// Written; when reading, accepted with or without it (but a partial pad is refused).
+        case optional
+    }
+
+    public let alphabet: Alphabet
+    public let padding: Padding
+
+    public init(alphabet: Alphabet, padding: Padding) {
+        self.alphabet = alphabet
+        self.padding = padding
+    }
+
+    /// Unpadded base64url: JWS segments (RFC 7515 §2), session tokens, nonces and ids.
+    public static let url = Base64(alphabet: .url, padding: .none)
+    /// Padded standard base64: what `openssl base64` writes, and CSP hash sources.
+    public static let standard = Base64(alphabet: .standard, padding: .required)
+
+    @usableFromInline static let standardDigits = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    @usableFromInline static let urlDigits = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Each byte's 6-bit value, 0xFF for a byte outside the alphabet (`=` included: padding is
+    /// taken off before the table is consulted).
+    @usableFromInline static let standardTable = decodeTable(standardDigits)
+    @usableFromInline static let urlTable = decodeTable(urlDigits)
+    @usableFromInline static let eitherTable = decodeTable(standardDigits, urlDigits)
+
+    private static func decodeTable(_ alphabets: [UInt8]...) -> [UInt8] {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for alphabet in alphabets {
+            for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        }
+        return table
+    }
+
+    // MARK: Encoding
+
+    /// Encoding with `.standardOrURL` writes the standard alphabet.
+    public func encode(_ bytes: some Collection<UInt8>) -> String {
+        let digits = alphabet == .url ? Self.urlDigits : Self.standardDigits
+        let padded = padding != .none
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var iterator = bytes.makeIterator()
+        while let first = iterator.next() {
+            let second = iterator.next()
+            let third = iterator.next()
+            output.append(digits[Int(first >> 2)])
+            output.append(digits[Int((first & 0x03) << 4 | (second ?? 0) >> 4)])
+            if let second {
+                output.append(digits[Int((second & 0x0F) << 2 | (third ?? 0) >> 6)])
+                if let third {
+                    output.append(digits[Int(third & 0x3F)])
+                } else if padded {
+                    output.append(UInt8(ascii: "="))
+                }
+            } else if padded {
+                output.append(UInt8(ascii: "="))
+                output.append(UInt8(ascii: "="))
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    public func encode(_ text: String) -> String { encode(Array(text.utf8)) }
+
+    // MARK: Decoding
+
+    /// The bytes, or nil for anything that is not their one spelling under these rules.
+    @inlinable
+    public func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        if let result = text.withContiguousStorageIfAvailable({ decode(buffer: $0) }) { return result }
+        return Array(text).withUnsafeBufferPointer { decode(buffer: $0) }
+    }
+
+    public func decode(_ text: String) -> [UInt8]? {
+        var text = text
+        return text.withUTF8 { decode(buffer: $0) }
+    }
+
+    /// Four characters at a time into a preallocated array: this runs three times for every
+    /// token verified, so it avoids per-byte appends and generic iteration.
+    @usableFromInline
+    func decode(buffer input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var count = input.count
+        if padding != .none, count % 4 == 0, count > 0, input[count - 1] == UInt8(ascii: "=") {
+            count -= input[count - 2] == UInt8(ascii: "=") ? 2 : 1
+        } else if padding == .required, count % 4 != 0 {
+            return nil
+        }
+        let text = UnsafeBufferPointer(rebasing: input[..<count])
+        let remainder = count % 4
+        guard remainder != 1 else { return nil }
+        let outputCount = count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        let table = switch alphabet {
+        case .standard: Self.standardTable
+        case .url: Self.urlTable
+        case .standardOrURL: Self.eitherTable
+        }
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
+            table.withUnsafeBufferPointer { table in
+                var input = 0
+                var position = 0
+                while input + 4 <= count {
+                    let a = table[Int(text[input])], b = table[Int(text[input + 1])]
+                    let c = table[Int(text[input + 2])], d = table[Int(text[input + 3])]
+                    if (a | b | c | d) & 0xC0 != 0 { valid = false; break }
+                    out[position] = a << 2 | b >> 4
+                    out[position + 1] = b << 4 | c >> 2
+                    out[position + 2] = c << 6 | d
+                    input += 4
+                    position += 3
+                }
+                if valid, remainder >= 2 {
+                    let a = table[Int(text[input])], b = table[Int(text[input + 1])]
+                    let c = remainder == 3 ? table[Int(text[input + 2])] : 0
+                    if (a | b | c) & 0xC0 != 0 {
+                        valid = false
+                    } else {
+                        out[position] = a << 2 | b >> 4
+                        // Leftover bits must be zero, or two strings would decode the same.
+                        if remainder == 2 {
+                            if b & 0x0F != 0 { valid = false }
+                        } else {
+                            out[position + 1] = b << 4 | c >> 2
+                            if c & 0x03 != 0 { valid = false }
+                        }
+                    }
+                }
+            }
+            initialized = valid ? outputCount : 0
+        }
+        return valid ? output : nil
+    }
+}
