@@ -23,7 +23,7 @@ import unittest
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import TimeoutException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
@@ -103,7 +103,9 @@ class Waiting:
 
     def until(self, condition):
         try:
-            return WebDriverWait(self.driver, WAIT_SECONDS).until(condition)
+            # A condition that reads the page while it navigates away finds a node of the old
+            # document ("does not belong to the document", stale element): poll again.
+            return WebDriverWait(self.driver, WAIT_SECONDS, ignored_exceptions=(WebDriverException,)).until(condition)
         except TimeoutException:
             try:
                 text = self.driver.find_element(By.CSS_SELECTOR, "body").text
