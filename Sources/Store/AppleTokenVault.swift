@@ -90,7 +90,7 @@ public struct AppleTokenVault: Sendable {
 
     /// The user's tokens, or nil when none are stored. Throws `CryptoError` when a value does
     /// not open (another key, another user's row, or tampering).
-    public func load(userID: String) throws -> AppleTokens? {
+    public func load(userID: String) async throws -> AppleTokens? {
         try database.read { try load(userID: userID, in: $0) }
     }
 

@@ -45,7 +45,7 @@ public struct RefreshValidationSchedule: Sendable {
 
     /// The tokens due at `now`, the longest overdue first. A session is live when it has
     /// neither expired nor been idle for `idleTTL` seconds.
-    public func due(now: Int64, idleTTL: Int64, limit: Int) throws -> [Due] {
+    public func due(now: Int64, idleTTL: Int64, limit: Int) async throws -> [Due] {
         try database.read { connection in
             try connection.query(
                 """
@@ -80,7 +80,7 @@ public struct RefreshValidationSchedule: Sendable {
     }
 
     /// When the user's refresh token is next due, or nil (none stored, or not yet scheduled).
-    public func dueAt(userID: String) throws -> Int64? {
+    public func dueAt(userID: String) async throws -> Int64? {
         try database.read {
             try $0.queryOne("SELECT validation_due_at FROM apple_tokens WHERE user_id = ?", [.text(userID)])?.optionalInt64(0)
         }

@@ -50,7 +50,7 @@ public struct ReplayGuard: Sendable {
     }
 
     /// Whether a token hash is already recorded (for checking before talking to Apple).
-    public func isUsed(_ tokenHash: [UInt8]) throws -> Bool {
+    public func isUsed(_ tokenHash: [UInt8]) async throws -> Bool {
         try database.read { connection in
             try connection.queryOne("SELECT 1 FROM used_identity_tokens WHERE token_hash = ?", [.blob(tokenHash)]) != nil
         }

@@ -55,7 +55,7 @@ public struct RevocationQueue: Sendable {
 
     /// Revocations due at `now`, oldest first. A row that no longer opens (another key) is
     /// skipped, not dropped: revocation never gives up.
-    public func due(now: Int64, limit: Int = 32) throws -> [PendingRevocation] {
+    public func due(now: Int64, limit: Int = 32) async throws -> [PendingRevocation] {
         let rows = try database.read {
             try $0.query(
                 "SELECT id, client_id, token, token_kind, attempts, created_at FROM revocations WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
@@ -88,7 +88,7 @@ public struct RevocationQueue: Sendable {
     }
 
     /// Queue depth and the creation time of the oldest row, for the metrics.
-    public func depth() throws -> (count: Int, oldestCreatedAt: Int64?) {
+    public func depth() async throws -> (count: Int, oldestCreatedAt: Int64?) {
         try database.read { connection in
             let row = try connection.queryOne("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM revocations")
             return (try row?.int("n") ?? 0, try row?.optionalInt64("oldest"))

@@ -8,6 +8,7 @@ public struct ServerState: Sendable {
         self.database = database
     }
 
+    /// Blocking: read at start, before the server takes requests.
     public func get(_ key: String) throws -> [UInt8]? {
         try database.read { connection in
             try connection.queryOne("SELECT value FROM server_state WHERE key = ?", [.text(key)])?.blob(0)
@@ -15,7 +16,7 @@ public struct ServerState: Sendable {
     }
 
     /// When `key` was last set, as ISO 8601 UTC text (for example to judge a cached copy's age).
-    public func updatedAt(_ key: String) throws -> String? {
+    public func updatedAt(_ key: String) async throws -> String? {
         try database.read { connection in
             try connection.queryOne("SELECT updated_at FROM server_state WHERE key = ?", [.text(key)])?.string(0)
         }

@@ -60,7 +60,7 @@ public struct SessionStore: Sendable {
     /// index, then the users primary key), or none when the cache holds it unchanged. nil for
     /// an unknown token, a session past its absolute expiry, or one unused for `idleTTL` seconds
     /// (as far as the last flushed `last_seen_at` knows; see `LastSeenBatcher`).
-    public func authenticate(token: String, now: Int64, idleTTL: Int64) throws -> (SessionRecord, UserRecord)? {
+    public func authenticate(token: String, now: Int64, idleTTL: Int64) async throws -> (SessionRecord, UserRecord)? {
         guard let hash = Self.tokenHash(token) else { return nil }
         let found: (SessionRecord, UserRecord)?
         if let cache, let hit = cache.lookup(hash) {
@@ -102,7 +102,7 @@ public struct SessionStore: Sendable {
 
     /// The user's sessions that have not expired (absolutely, or by idleness when `idleTTL`
     /// is given), newest first.
-    public func list(userID: String, now: Int64, idleTTL: Int64? = nil) throws -> [SessionRecord] {
+    public func list(userID: String, now: Int64, idleTTL: Int64? = nil) async throws -> [SessionRecord] {
         try database.read { connection in
             try connection.query(
                 """
@@ -143,7 +143,7 @@ public struct SessionStore: Sendable {
     }
 
     /// Sessions that have neither expired nor gone idle (`siwa_sessions_active`).
-    public func countLive(now: Int64, idleTTL: Int64) throws -> Int {
+    public func countLive(now: Int64, idleTTL: Int64) async throws -> Int {
         try database.read { connection in
             try connection.queryOne(
                 "SELECT COUNT(*) FROM sessions WHERE expires_at > ? AND last_seen_at > ?", [.integer(now), .integer(now - idleTTL)]

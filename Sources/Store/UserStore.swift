@@ -45,11 +45,11 @@ public struct UserStore: Sendable {
         self.database = database
     }
 
-    public func user(id: String) throws -> UserRecord? {
+    public func user(id: String) async throws -> UserRecord? {
         try database.read { try Self.user(id: id, in: $0) }
     }
 
-    public func user(appleSub: String) throws -> UserRecord? {
+    public func user(appleSub: String) async throws -> UserRecord? {
         try database.read { try Self.user(appleSub: appleSub, in: $0) }
     }
 

@@ -25,7 +25,7 @@ import Testing
             webSignIns: WebSignInStore(database: database), idleTTL: 7 * 86_400,
             logger: .init(label: "test"), clock: { now })
         #expect(await housekeeping.runOnce() == 3)
-        #expect(try sessions.list(userID: userID, now: now).map(\.deviceName) == ["live"])
+        await #expect(try sessions.list(userID: userID, now: now).map(\.deviceName) == ["live"])
         #expect(try fixture.count("used_identity_tokens") == 1)
         #expect(await housekeeping.runOnce() == 0)
         await fixture.stop()

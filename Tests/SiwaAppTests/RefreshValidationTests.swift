@@ -84,7 +84,7 @@ import Testing
         let metrics = fixture.harness.application.metrics
         // The validator has looked at the token (it was due) and let it be.
         let schedule = RefreshValidationSchedule(database: fixture.database)
-        #expect(try await Self.eventually { try (schedule.dueAt(userID: fixture.onlyUserID()) ?? 0) > Int64(Date().timeIntervalSince1970) })
+        #expect(try await Self.eventually { try await (schedule.dueAt(userID: fixture.onlyUserID()) ?? 0) > Int64(Date().timeIntervalSince1970) })
         #expect(Self.refreshCalls(fixture.simulator).isEmpty)
         #expect(metrics.refreshValidations.count("valid") == 0)
         await fixture.stop()

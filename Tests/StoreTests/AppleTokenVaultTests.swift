@@ -12,7 +12,7 @@ import Testing
             let vault = try AppleTokenVault(database: database, key: key)
             try await vault.store(userID: userID, clientID: "com.example.app", refreshToken: "r.secret", accessToken: "a.secret", now: 10)
 
-            let tokens = try #require(try vault.load(userID: userID))
+            let tokens = try await #require(try vault.load(userID: userID))
             #expect(tokens == AppleTokens(clientID: "com.example.app", refreshToken: "r.secret", accessToken: "a.secret", updatedAt: 10))
             // At rest the tokens are not in clear.
             let row = try #require(try database.read { try $0.queryOne("SELECT refresh_token, access_token FROM apple_tokens") })
@@ -22,15 +22,15 @@ import Testing
 
             // A refresh grant's answer (no refresh token) keeps the stored one.
             try await vault.store(userID: userID, clientID: "com.example.app", refreshToken: nil, accessToken: "a.2", now: 20)
-            #expect(try vault.load(userID: userID)?.refreshToken == "r.secret")
-            #expect(try vault.load(userID: userID)?.accessToken == "a.2")
+            await #expect(try vault.load(userID: userID)?.refreshToken == "r.secret")
+            await #expect(try vault.load(userID: userID)?.accessToken == "a.2")
 
             // Readable inside a write transaction too (account deletion queues the tokens).
             let inWrite = try await database.write { try vault.load(userID: userID, in: $0) }
             #expect(inWrite?.accessToken == "a.2")
 
             #expect(try await vault.drop(userID: userID))
-            #expect(try vault.load(userID: userID) == nil)
+            await #expect(try vault.load(userID: userID) == nil)
             #expect(try await vault.drop(userID: userID) == false)
         }
     }
@@ -50,8 +50,8 @@ import Testing
                     [.text(eve), .text(ada)]
                 )
             }
-            #expect(throws: CryptoError.self) { try vault.load(userID: eve) }
-            #expect(try vault.load(userID: ada)?.refreshToken == "ada-refresh")
+            await #expect(throws: CryptoError.self) { try await vault.load(userID: eve) }
+            await #expect(try vault.load(userID: ada)?.refreshToken == "ada-refresh")
         }
     }
 
@@ -61,7 +61,7 @@ import Testing
             let vault = try AppleTokenVault(database: database, key: key)
             try await vault.store(userID: ada, clientID: "c", refreshToken: "refresh", accessToken: "access", now: 1)
             try await database.write { try $0.run("UPDATE apple_tokens SET access_token = refresh_token") }
-            #expect(throws: CryptoError.self) { try vault.load(userID: ada) }
+            await #expect(throws: CryptoError.self) { try await vault.load(userID: ada) }
         }
     }
 
@@ -71,7 +71,7 @@ import Testing
             try await AppleTokenVault(database: database, key: key)
                 .store(userID: ada, clientID: "c", refreshToken: "refresh", accessToken: nil, now: 1)
             let other = try AppleTokenVault(database: database, key: [UInt8](repeating: 0x43, count: 32))
-            #expect(throws: CryptoError.self) { try other.load(userID: ada) }
+            await #expect(throws: CryptoError.self) { try await other.load(userID: ada) }
         }
     }
 }

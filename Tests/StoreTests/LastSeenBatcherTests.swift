@@ -52,7 +52,7 @@ import Testing
             let batcher = LastSeenBatcher(database: database, interval: 10, now: 1_000)
             batcher.record(session.record.id, at: 1_500)
             try await batcher.flush(now: 1_500)
-            #expect(try store.authenticate(token: session.token, now: 2_000, idleTTL: 600) != nil)
+            await #expect(try store.authenticate(token: session.token, now: 2_000, idleTTL: 600) != nil)
             // A late-arriving older touch does not move last_seen_at back.
             batcher.record(session.record.id, at: 1_200)
             try await batcher.flush(now: 1_501)

@@ -37,7 +37,7 @@ import Testing
             #expect(try await deliver(jti: "b", enabled: true, now: 3))
             // Redelivery of "a" must not disable forwarding again.
             #expect(try await deliver(jti: "a", enabled: false, now: 4) == false)
-            #expect(try UserStore(database: database).user(appleSub: "s")?.emailForwarding == .enabled)
+            await #expect(try UserStore(database: database).user(appleSub: "s")?.emailForwarding == .enabled)
         }
     }
 }

@@ -24,7 +24,8 @@ import Testing
             #expect(try await schedule.scheduleNew(interval: 86_400) == 40)
             // Already scheduled: nothing to do, and no write.
             #expect(try await schedule.scheduleNew(interval: 86_400) == 0)
-            let due = try users.map { try #require(try schedule.dueAt(userID: $0)) }
+            var due: [Int64] = []
+            for user in users { due.append(try #require(try await schedule.dueAt(userID: user))) }
             #expect(due.allSatisfy { $0 > 1_000 + 86_400 - 8_640 && $0 <= 1_000 + 86_400 })
             // Spread, not all at one instant.
             #expect(Set(due).count > 1)
@@ -38,15 +39,15 @@ import Testing
             let asleep = try await userWithToken(database, sub: "asleep", storedAt: 50, live: false)
             let later = try await userWithToken(database, sub: "later", storedAt: 5_000)
             try await schedule.scheduleNew(interval: 10)
-            let due = try schedule.due(now: 1_000, idleTTL: 10_000, limit: 10)
+            let due = try await schedule.due(now: 1_000, idleTTL: 10_000, limit: 10)
             #expect(due == [
                 RefreshValidationSchedule.Due(userID: asleep, hasLiveSession: false),
                 RefreshValidationSchedule.Due(userID: live, hasLiveSession: true),
             ])
             #expect(!due.contains { $0.userID == later })
-            #expect(try schedule.due(now: 1_000, idleTTL: 10_000, limit: 1).count == 1)
+            await #expect(try schedule.due(now: 1_000, idleTTL: 10_000, limit: 1).count == 1)
             // A session idle for longer than idleTTL is not live.
-            #expect(try schedule.due(now: 1_000, idleTTL: 500, limit: 10).allSatisfy { !$0.hasLiveSession })
+            await #expect(try schedule.due(now: 1_000, idleTTL: 500, limit: 10).allSatisfy { !$0.hasLiveSession })
         }
     }
 
@@ -58,11 +59,11 @@ import Testing
             try await schedule.scheduleNew(interval: 10)
             try await schedule.recordValidated(userID: ada, now: 200, nextDueAt: 300)
             try await schedule.postpone(userIDs: [eve], until: 400)
-            #expect(try schedule.dueAt(userID: ada) == 300)
-            #expect(try schedule.dueAt(userID: eve) == 400)
-            #expect(try AppleTokenVault(database: database, key: key).load(userID: ada)?.validatedAt == 200)
-            #expect(try schedule.due(now: 299, idleTTL: 10_000, limit: 10).isEmpty)
-            #expect(try schedule.due(now: 300, idleTTL: 10_000, limit: 10).map(\.userID) == [ada])
+            await #expect(try schedule.dueAt(userID: ada) == 300)
+            await #expect(try schedule.dueAt(userID: eve) == 400)
+            await #expect(try AppleTokenVault(database: database, key: key).load(userID: ada)?.validatedAt == 200)
+            await #expect(try schedule.due(now: 299, idleTTL: 10_000, limit: 10).isEmpty)
+            await #expect(try schedule.due(now: 300, idleTTL: 10_000, limit: 10).map(\.userID) == [ada])
         }
     }
 
@@ -71,12 +72,12 @@ import Testing
             let schedule = RefreshValidationSchedule(database: database)
             let ada = try await userWithToken(database, sub: "ada", storedAt: 100)
             try await schedule.scheduleNew(interval: 10)
-            #expect(try schedule.dueAt(userID: ada) != nil)
+            await #expect(try schedule.dueAt(userID: ada) != nil)
             try await AppleTokenVault(database: database, key: key)
                 .store(userID: ada, clientID: "com.example.app", refreshToken: "r-new", accessToken: "a", now: 900)
-            #expect(try schedule.dueAt(userID: ada) == nil)
+            await #expect(try schedule.dueAt(userID: ada) == nil)
             try await schedule.scheduleNew(interval: 10)
-            #expect(try schedule.dueAt(userID: ada) == 910)
+            await #expect(try schedule.dueAt(userID: ada) == 910)
         }
     }
 
@@ -87,7 +88,7 @@ import Testing
             try await AppleTokenVault(database: database, key: key)
                 .store(userID: userID, clientID: "c", refreshToken: nil, accessToken: "a", now: 1)
             #expect(try await schedule.scheduleNew(interval: 10) == 0)
-            #expect(try schedule.due(now: 1_000_000, idleTTL: 10, limit: 10).isEmpty)
+            await #expect(try schedule.due(now: 1_000_000, idleTTL: 10, limit: 10).isEmpty)
         }
     }
 }

@@ -8,7 +8,7 @@ import Testing
         try await withDatabase { database in
             let hash = SHA256.hash("eyJ.identity.token")
             try await database.write { try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: $0) }
-            #expect(try ReplayGuard(database: database).isUsed(hash))
+            await #expect(try ReplayGuard(database: database).isUsed(hash))
             await #expect(throws: ReplayError.tokenAlreadyUsed) {
                 try await database.write { try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: $0) }
             }
@@ -28,7 +28,7 @@ import Testing
                     try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: connection)
                 }
             }
-            #expect(try UserStore(database: database).user(appleSub: "s") == nil)
+            await #expect(try UserStore(database: database).user(appleSub: "s") == nil)
             let sessions = try database.read { try $0.queryOne("SELECT count(*) FROM sessions")?.int(0) }
             #expect(sessions == 0)
         }
@@ -63,8 +63,8 @@ import Testing
             let old = try await guard_.issueNonce(now: 0)
             let fresh = try await guard_.issueNonce(now: 1_900)
             #expect(try await guard_.prune(now: 2_000) == 2)
-            #expect(try guard_.isUsed(SHA256.hash("new")))
-            #expect(try !guard_.isUsed(SHA256.hash("old")))
+            await #expect(try guard_.isUsed(SHA256.hash("new")))
+            await #expect(try !guard_.isUsed(SHA256.hash("old")))
             #expect(try await guard_.consumeNonce(old.value, now: 2_000) == .notIssued)
             #expect(try await guard_.consumeNonce(fresh.value, now: 2_000) == .consumed)
         }

@@ -10,12 +10,12 @@ import Testing
             let state = ServerState(database: database)
 
             #expect(try state.get("apple_jwks") == nil)
-            #expect(try state.updatedAt("apple_jwks") == nil)
+            await #expect(try state.updatedAt("apple_jwks") == nil)
 
             let keys = Array("{\"keys\":[]}".utf8)
             try await state.set("apple_jwks", keys)
             #expect(try state.get("apple_jwks") == keys)
-            let updatedAt = try #require(try state.updatedAt("apple_jwks"))
+            let updatedAt = try await #require(try state.updatedAt("apple_jwks"))
             #expect(updatedAt.hasSuffix("Z"))
 
             try await state.set("apple_jwks", [0, 1, 2])

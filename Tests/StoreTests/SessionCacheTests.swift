@@ -12,11 +12,11 @@ import Testing
             let store = SessionStore(database: database, caching: true)
             let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
             #expect(store.cachedCount == 0)
-            #expect(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600) != nil)
+            await #expect(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600) != nil)
             #expect(store.cachedCount == 1)
-            #expect(try store.authenticate(token: session.token, now: 1_002, idleTTL: 600)?.0 == session.record)
+            await #expect(try store.authenticate(token: session.token, now: 1_002, idleTTL: 600)?.0 == session.record)
             // Unknown tokens are never cached (they cost a read each, as before).
-            _ = try store.authenticate(token: encodeBase64URL([UInt8](repeating: 7, count: 32)), now: 1_002, idleTTL: 600)
+            _ = try await store.authenticate(token: encodeBase64URL([UInt8](repeating: 7, count: 32)), now: 1_002, idleTTL: 600)
             #expect(store.cachedCount == 1)
         }
     }
@@ -26,9 +26,9 @@ import Testing
             let userID = try await makeUser(database)
             let store = SessionStore(database: database, caching: true)
             let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            #expect(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600) != nil)
-            #expect(try store.authenticate(token: session.token, now: 1_600, idleTTL: 600) == nil)
-            #expect(try store.authenticate(token: session.token, now: 4_600, idleTTL: 100_000) == nil)
+            await #expect(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600) != nil)
+            await #expect(try store.authenticate(token: session.token, now: 1_600, idleTTL: 600) == nil)
+            await #expect(try store.authenticate(token: session.token, now: 4_600, idleTTL: 100_000) == nil)
         }
     }
 
@@ -39,13 +39,13 @@ import Testing
             let other = SessionStore(database: database)
             let first = try await cached.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
             let second = try await cached.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            #expect(try cached.authenticate(token: first.token, now: 1_001, idleTTL: 600) != nil)
-            #expect(try cached.authenticate(token: second.token, now: 1_001, idleTTL: 600) != nil)
+            await #expect(try cached.authenticate(token: first.token, now: 1_001, idleTTL: 600) != nil)
+            await #expect(try cached.authenticate(token: second.token, now: 1_001, idleTTL: 600) != nil)
             #expect(try await other.end(id: first.record.id, userID: userID))
-            #expect(try cached.authenticate(token: first.token, now: 1_002, idleTTL: 600) == nil)
+            await #expect(try cached.authenticate(token: first.token, now: 1_002, idleTTL: 600) == nil)
             // Deleting the user removes its sessions by cascade; the user row's change is enough.
             #expect(try await UserStore(database: database).delete(userID: userID))
-            #expect(try cached.authenticate(token: second.token, now: 1_002, idleTTL: 600) == nil)
+            await #expect(try cached.authenticate(token: second.token, now: 1_002, idleTTL: 600) == nil)
         }
     }
 
@@ -58,7 +58,7 @@ import Testing
             let first = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
             let second = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
             let third = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            for session in [first, second, third] { _ = try store.authenticate(token: session.token, now: 1_001, idleTTL: 600) }
+            for session in [first, second, third] { _ = try await store.authenticate(token: session.token, now: 1_001, idleTTL: 600) }
             #expect(store.cachedCount == 3)
 
             #expect(try await store.end(id: first.record.id, userID: userID))
@@ -68,7 +68,7 @@ import Testing
             #expect(store.cachedCount == 2, "ended elsewhere: unusable at once, freed by the sweep")
             #expect(store.sweepCache() == 1)
             #expect(store.cachedCount == 1)
-            #expect(try store.authenticate(token: third.token, now: 1_002, idleTTL: 600) != nil)
+            await #expect(try store.authenticate(token: third.token, now: 1_002, idleTTL: 600) != nil)
         }
     }
 
@@ -77,12 +77,12 @@ import Testing
             let userID = try await makeUser(database, sub: "sub-1")
             let store = SessionStore(database: database, caching: true)
             let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            #expect(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600)?.1.emailForwarding == nil)
+            await #expect(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600)?.1.emailForwarding == nil)
             try await database.write { connection in
                 _ = try connection.run("UPDATE users SET email = 'a@privaterelay.appleid.com', is_private_email = 1, email_forwarding = 'enabled' WHERE id = ?", [.text(userID)])
             }
             #expect(try await UserStore(database: database).setEmailForwarding(appleSub: "sub-1", enabled: false, now: 1_002))
-            #expect(try store.authenticate(token: session.token, now: 1_003, idleTTL: 600)?.1.emailForwarding == .disabled)
+            await #expect(try store.authenticate(token: session.token, now: 1_003, idleTTL: 600)?.1.emailForwarding == .disabled)
         }
     }
 
@@ -95,17 +95,24 @@ import Testing
             let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 1_000_000)
             let stop = ManagedFlag()
             let readers = (0..<2).map { _ in
-                Thread { while !stop.isSet { _ = try? store.authenticate(token: session.token, now: 1_001, idleTTL: 1_000_000) } }
+                // Yields each round: a task that never suspends would hold a thread of the small
+                // cooperative pool and starve the writer's task.
+                Task.detached {
+                    while !stop.isSet {
+                        _ = try? await store.authenticate(token: session.token, now: 1_001, idleTTL: 1_000_000)
+                        await Task.yield()
+                    }
+                }
             }
-            readers.forEach { $0.start() }
             for round in 0..<300 {
                 let name = "n\(round)"
                 try await database.write { _ = try $0.run("UPDATE users SET given_name = ? WHERE id = ?", [.text(name), .text(userID)]) }
-                let seen = try store.authenticate(token: session.token, now: 1_001, idleTTL: 1_000_000)?.1.givenName
+                let seen = try await store.authenticate(token: session.token, now: 1_001, idleTTL: 1_000_000)?.1.givenName
                 #expect(seen == name)
                 if seen != name { break }
             }
             stop.set()
+            for reader in readers { await reader.value }
         }
     }
 }

@@ -32,7 +32,7 @@ import Testing
             let userID = try await makeUser(database)
             let store = SessionStore(database: database)
             let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            let (record, user) = try #require(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600))
+            let (record, user) = try await #require(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600))
             #expect(record == session.record)
             #expect(user.id == userID)
         }
@@ -46,17 +46,17 @@ import Testing
 
             // Unknown: a well-formed token never issued, and text that is no token at all.
             let other = encodeBase64URL(SecureRandom.bytes(32))
-            #expect(try store.authenticate(token: other, now: 1_001, idleTTL: 600) == nil)
-            #expect(try store.authenticate(token: "", now: 1_001, idleTTL: 600) == nil)
-            #expect(try store.authenticate(token: session.token + "A", now: 1_001, idleTTL: 600) == nil)
+            await #expect(try store.authenticate(token: other, now: 1_001, idleTTL: 600) == nil)
+            await #expect(try store.authenticate(token: "", now: 1_001, idleTTL: 600) == nil)
+            await #expect(try store.authenticate(token: session.token + "A", now: 1_001, idleTTL: 600) == nil)
 
             // Idle: last seen at 1000, idle TTL 600.
-            #expect(try store.authenticate(token: session.token, now: 1_599, idleTTL: 600) != nil)
-            #expect(try store.authenticate(token: session.token, now: 1_600, idleTTL: 600) == nil)
+            await #expect(try store.authenticate(token: session.token, now: 1_599, idleTTL: 600) != nil)
+            await #expect(try store.authenticate(token: session.token, now: 1_600, idleTTL: 600) == nil)
 
             // Absolute expiry holds even for a session in constant use.
-            #expect(try store.authenticate(token: session.token, now: 4_599, idleTTL: 100_000) != nil)
-            #expect(try store.authenticate(token: session.token, now: 4_600, idleTTL: 100_000) == nil)
+            await #expect(try store.authenticate(token: session.token, now: 4_599, idleTTL: 100_000) != nil)
+            await #expect(try store.authenticate(token: session.token, now: 4_600, idleTTL: 100_000) == nil)
         }
     }
 
@@ -68,9 +68,9 @@ import Testing
             let adas = try await store.create(userID: ada, deviceName: nil, now: 1_000, ttl: 3_600)
 
             #expect(try await store.end(id: adas.record.id, userID: eve) == false)
-            #expect(try store.authenticate(token: adas.token, now: 1_001, idleTTL: 600) != nil)
+            await #expect(try store.authenticate(token: adas.token, now: 1_001, idleTTL: 600) != nil)
             #expect(try await store.end(id: adas.record.id, userID: ada))
-            #expect(try store.authenticate(token: adas.token, now: 1_001, idleTTL: 600) == nil)
+            await #expect(try store.authenticate(token: adas.token, now: 1_001, idleTTL: 600) == nil)
             // Already ended, and unknown: both false (404).
             #expect(try await store.end(id: adas.record.id, userID: ada) == false)
             #expect(try await store.end(id: "ses_nope", userID: ada) == false)
@@ -87,11 +87,11 @@ import Testing
             _ = try await store.create(userID: ada, deviceName: "short", now: 1_000, ttl: 10)
             let eves = try await store.create(userID: eve, deviceName: nil, now: 1_000, ttl: 3_600)
 
-            #expect(try store.list(userID: ada, now: 1_200).map(\.id) == [second.record.id, first.record.id])
-            #expect(try store.list(userID: ada, now: 1_200, idleTTL: 150).map(\.id) == [second.record.id])
+            await #expect(try store.list(userID: ada, now: 1_200).map(\.id) == [second.record.id, first.record.id])
+            await #expect(try store.list(userID: ada, now: 1_200, idleTTL: 150).map(\.id) == [second.record.id])
             #expect(try await store.endAll(userID: ada) == 3)
-            #expect(try store.list(userID: ada, now: 1_200).isEmpty)
-            #expect(try store.authenticate(token: eves.token, now: 1_200, idleTTL: 600) != nil)
+            await #expect(try store.list(userID: ada, now: 1_200).isEmpty)
+            await #expect(try store.authenticate(token: eves.token, now: 1_200, idleTTL: 600) != nil)
         }
     }
 
@@ -103,7 +103,7 @@ import Testing
             _ = try await store.create(userID: userID, deviceName: nil, now: 500, ttl: 3_600)
             let live = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
             #expect(try await store.pruneExpired(now: 1_100, idleTTL: 300) == 2)
-            #expect(try store.list(userID: userID, now: 1_100).map(\.id) == [live.record.id])
+            await #expect(try store.list(userID: userID, now: 1_100).map(\.id) == [live.record.id])
         }
     }
 }

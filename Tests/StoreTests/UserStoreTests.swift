@@ -22,8 +22,8 @@ import Testing
             #expect(user.givenName == "Ada" && user.familyName == "Lovelace")
             #expect(user.appleCredential == .authorized)
             #expect(user.createdAt == 100 && user.updatedAt == 100)
-            #expect(try UserStore(database: database).user(id: user.id) == user)
-            #expect(try UserStore(database: database).user(appleSub: "sub-1") == user)
+            await #expect(try UserStore(database: database).user(id: user.id) == user)
+            await #expect(try UserStore(database: database).user(appleSub: "sub-1") == user)
         }
     }
 
@@ -104,9 +104,9 @@ import Testing
             try await vault.store(userID: id, clientID: "com.example.app", refreshToken: "r", accessToken: "a", now: 1_000)
 
             #expect(try await users.markRevoked(userID: id, now: 1_001))
-            #expect(try users.user(id: id)?.appleCredential == .revoked)
-            #expect(try sessions.list(userID: id, now: 1_001).isEmpty)
-            #expect(try vault.load(userID: id) == nil)
+            await #expect(try users.user(id: id)?.appleCredential == .revoked)
+            await #expect(try sessions.list(userID: id, now: 1_001).isEmpty)
+            await #expect(try vault.load(userID: id) == nil)
             #expect(try await users.markRevoked(userID: id, now: 1_002) == false)
 
             let (again, created) = try await database.write {
@@ -126,7 +126,7 @@ import Testing
                 )
             }
             #expect(try await users.setEmailForwarding(appleSub: "sub-6", enabled: false, now: 2))
-            #expect(try users.user(appleSub: "sub-6")?.emailForwarding == .disabled)
+            await #expect(try users.user(appleSub: "sub-6")?.emailForwarding == .disabled)
             #expect(try await users.setEmailForwarding(appleSub: "sub-6", enabled: false, now: 3) == false)
             #expect(try await users.setEmailForwarding(appleSub: "nobody", enabled: false, now: 3) == false)
             // A later sign-in with the same relay address keeps the disabled state.
@@ -138,7 +138,7 @@ import Testing
             }
             #expect(user.emailForwarding == .disabled)
             #expect(try await users.setEmailForwarding(appleSub: "sub-6", enabled: true, email: "n@privaterelay.appleid.com", isPrivateEmail: true, now: 5))
-            let enabled = try #require(try users.user(appleSub: "sub-6"))
+            let enabled = try await #require(try users.user(appleSub: "sub-6"))
             #expect(enabled.emailForwarding == .enabled && enabled.email == "n@privaterelay.appleid.com" && enabled.updatedAt == 5)
         }
     }
@@ -152,9 +152,9 @@ import Testing
             try await vault.store(userID: id, clientID: "c", refreshToken: "r", accessToken: nil, now: 1_000)
 
             #expect(try await users.delete(userID: id))
-            #expect(try users.user(id: id) == nil)
-            #expect(try SessionStore(database: database).authenticate(token: session.token, now: 1_001, idleTTL: 100) == nil)
-            #expect(try vault.load(userID: id) == nil)
+            await #expect(try users.user(id: id) == nil)
+            await #expect(try SessionStore(database: database).authenticate(token: session.token, now: 1_001, idleTTL: 100) == nil)
+            await #expect(try vault.load(userID: id) == nil)
             #expect(try await users.delete(userID: id) == false)
 
             // Signing in again later makes a fresh account.

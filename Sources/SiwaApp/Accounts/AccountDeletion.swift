@@ -95,12 +95,12 @@ struct Revoker: Sendable {
     /// Works the queue until cancelled: every second, the rows that are due.
     func run() async {
         while !Task.isCancelled {
-            if let due = try? queue.due(now: clock()) {
+            if let due = try? await queue.due(now: clock()) {
                 for revocation in due where !Task.isCancelled {
                     _ = await attempt(revocation)
                 }
             }
-            if let (count, oldest) = try? queue.depth() {
+            if let (count, oldest) = try? await queue.depth() {
                 metrics.revocations.update(depth: count, oldestAge: oldest.map { Swift.max(0, clock() - $0) } ?? 0)
             }
             try? await Task.sleep(for: .seconds(1))

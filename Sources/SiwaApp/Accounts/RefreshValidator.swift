@@ -56,7 +56,7 @@ struct RefreshValidator: Sendable {
         let due: [RefreshValidationSchedule.Due]
         do {
             try await store.refreshSchedule.scheduleNew(interval: interval)
-            due = try store.refreshSchedule.due(now: now, idleTTL: idleTTL, limit: maxPerSecond)
+            due = try await store.refreshSchedule.due(now: now, idleTTL: idleTTL, limit: maxPerSecond)
         } catch {
             logger.warning("refresh validation could not read its schedule", metadata: ["error": "\(error)"])
             return [:]
@@ -78,7 +78,7 @@ struct RefreshValidator: Sendable {
     func validate(userID: String) async -> Outcome {
         let tokens: AppleTokens
         do {
-            guard let loaded = try store.vault.load(userID: userID), loaded.refreshToken != nil else { return .superseded }
+            guard let loaded = try await store.vault.load(userID: userID), loaded.refreshToken != nil else { return .superseded }
             tokens = loaded
         } catch {
             // Sealed under another data_key: nothing to send. Looked at again an interval later.

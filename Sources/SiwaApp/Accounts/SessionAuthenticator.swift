@@ -49,7 +49,7 @@ struct SessionAuthenticator: Sendable {
             viaCookie = true
         }
         guard let token, !token.isEmpty,
-              let found = try sessions.authenticate(token: token, now: now, idleTTL: idleTTL)
+              let found = try await sessions.authenticate(token: token, now: now, idleTTL: idleTTL)
         else { throw Refusal.unauthenticated }
         if viaCookie {
             let origin = request.headers["Origin"]

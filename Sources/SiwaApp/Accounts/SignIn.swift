@@ -77,7 +77,7 @@ struct SignIn: Sendable {
         let audience = claims.audiences.first { configuration.clientIDs.contains($0) } ?? claims.audiences.first ?? ""
         let tokens: TokenResponse?
         do {
-            if try store.replay.isUsed(tokenHash) { throw Failure.invalidToken(.replayed) }
+            if try await store.replay.isUsed(tokenHash) { throw Failure.invalidToken(.replayed) }
             if let code = input.authorizationCode {
                 // The nonce is used up, and the name and email Apple sends once are kept,
                 // before Apple is asked anything (a code is single use).

@@ -12,15 +12,15 @@ public final class Metrics: Sendable {
         name: "siwa_refresh_validations_total", help: "Re-validations of stored refresh tokens with Apple, by outcome.", label: "outcome")
     let revocations = RevocationMetrics()
     /// Counts live sessions when `/metrics` is read (one query); set once the store is open.
-    private let activeSessions = Mutex<(@Sendable () -> Int?)?>(nil)
+    private let activeSessions = Mutex<(@Sendable () async -> Int?)?>(nil)
 
     public init() {}
 
-    func countActiveSessions(with counter: @escaping @Sendable () -> Int?) {
+    func countActiveSessions(with counter: @escaping @Sendable () async -> Int?) {
         activeSessions.withLock { $0 = counter }
     }
 
-    public func render() -> String {
+    public func render() async -> String {
         var output = ""
         http.render(into: &output)
         apple.render(into: &output)
@@ -28,7 +28,7 @@ public final class Metrics: Sendable {
         signIns.render(into: &output)
         refreshValidations.render(into: &output)
         revocations.render(into: &output)
-        if let count = activeSessions.withLock({ $0 })?() {
+        if let counter = activeSessions.withLock({ $0 }), let count = await counter() {
             PrometheusText.header("siwa_sessions_active", type: "gauge", help: "Sessions that have neither expired nor gone idle.", into: &output)
             output += "siwa_sessions_active \(count)\n"
         }

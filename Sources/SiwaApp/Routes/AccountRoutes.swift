@@ -30,7 +30,7 @@ enum AccountRoutes {
 
         router.add(.get, "/api/sessions") { request in
             let found = try await authenticator.authenticate(request, origin: .notChecked)
-            let list = try sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)
+            let list = try await sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)
             let items = list.map { session -> JSONValue in
                 .object(JSONObject([
                     ("id", .string(session.id)), ("created_at", .string(RFC3339.format(session.createdAt))),

@@ -14,7 +14,7 @@ enum HealthRoutes {
         }
 
         router.add(.get, "/metrics") { _ in
-            HTTPResponse(contentType: PrometheusText.contentType, body: metrics.render())
+            HTTPResponse(contentType: PrometheusText.contentType, body: await metrics.render())
         }
 
         let openAPI = Array(OpenAPIDocument.json.utf8)

@@ -72,7 +72,7 @@ public final class Application: Sendable {
             sessions: sessions,
             batcher: store.lastSeenBatcher(interval: LastSeenBatcher.interval(idleTTL: idleTTL), now: clocks.wall()),
             idleTTL: idleTTL, publicOrigin: configuration.publicOrigin, clock: clocks.wall)
-        metrics.countActiveSessions { try? sessions.countLive(now: clocks.wall(), idleTTL: idleTTL) }
+        metrics.countActiveSessions { try? await sessions.countLive(now: clocks.wall(), idleTTL: idleTTL) }
         housekeeping = Housekeeping(
             sessions: sessions, replay: store.replay, pendingProfiles: store.pendingProfiles, webSignIns: store.webSignIns,
             idleTTL: idleTTL, reclaimFreePages: { try await store.reclaimFreePages() }, logger: logger, clock: clocks.wall)

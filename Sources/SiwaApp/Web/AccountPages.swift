@@ -28,7 +28,7 @@ struct AccountPages: Sendable {
 
     func account(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let found = try await session(of: request) else { return Pages.seeOther("/") }
-        let list = try sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)
+        let list = try await sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)
         let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
         let notice: String? =
             if query["ended"] == "others" { "Your other sessions have ended." }
