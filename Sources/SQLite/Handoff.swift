@@ -1,3 +1,5 @@
+import SystemThread
+
 /// Carries a result from the writer thread to a caller blocked in `Database.writeAndWait`.
 final class Handoff<T>: @unchecked Sendable {
     // Sendable because `result` is only touched while holding `condition`, and the value moves

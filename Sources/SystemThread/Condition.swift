@@ -7,14 +7,15 @@ import Darwin
 #endif
 
 /// A pthread mutex with its condition variable. `Synchronization.Mutex` has no way to wait,
-/// and the writer thread must sleep until a job arrives rather than spin.
-final class Condition: @unchecked Sendable {
+/// and a thread that serves a queue (the SQLite writer, a PostgreSQL pool worker) must sleep
+/// until a job arrives rather than spin.
+public final class Condition: @unchecked Sendable {
     // Sendable because the pthread objects are themselves the synchronization; the pointers
     // never change after init.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
-    init() {
+    public init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -30,28 +31,28 @@ final class Condition: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func lock() {
+    public func lock() {
         pthread_mutex_lock(mutex)
     }
 
-    func unlock() {
+    public func unlock() {
         pthread_mutex_unlock(mutex)
     }
 
     /// Call with the lock held; returns with it held again.
-    func wait() {
+    public func wait() {
         pthread_cond_wait(condition, mutex)
     }
 
-    func signal() {
+    public func signal() {
         pthread_cond_signal(condition)
     }
 
-    func broadcast() {
+    public func broadcast() {
         pthread_cond_broadcast(condition)
     }
 
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         lock()
         defer { unlock() }
         return try body()
