@@ -6,7 +6,7 @@
 //     -> SiwaApp (configuration, routes, metrics, logging, assembly)
 //       -> HTTPServer (HTTP/1.1 on epoll sockets)     -> CZlib, CSystem
 //       -> Store (the product's schema and records)   -> SQLite -> CSQLite
-//                                                     -> PostgreSQL -> CLibPQ (Store, next)
+//                                                     -> PostgreSQL -> CLibPQ (libpq; Store's next engine)
 //       -> JOSE (JWS, Apple's token rules, client secret) -> JSON, OpenSSLCrypto -> COpenSSL
 //       -> AppleClient (JWKS cache, Apple's REST endpoints) -> HTTPClient (HTTPS) -> TLS
 //   AppleSimulator (apple-sim: Apple's endpoints offline) -> HTTPServer, JOSE, HTTPClient, TLS

@@ -32,7 +32,9 @@ struct AdvisoryLockTests {
         holder.close()
         #expect(try await waiter.value >= released)
     }
+}
 
+struct AdvisoryLockKeyTests {
     @Test func keysFromNamesAreStable() {
         // FNV-1a 64 of "a" (a published test vector), so every instance and version agrees.
         #expect(PostgresConnection.advisoryLockKey("a") == Int64(bitPattern: 0xAF63_DC4C_8601_EC8C))

@@ -36,9 +36,9 @@ struct PostgresPoolTests {
         }
         let elapsed = ContinuousClock.now - started
         #expect(concurrency.most == 3)
-        // Nine 100 ms sleeps three at a time: three rounds, not nine.
+        // Nine 100 ms sleeps three at a time: at least three rounds. (No upper bound: on two
+        // busy cores the rounds may stretch; `most` shows they overlapped.)
         #expect(elapsed >= .milliseconds(300))
-        #expect(elapsed < .milliseconds(850))
         #expect(pool.openedConnectionCount == 3)
     }
 
