@@ -79,7 +79,10 @@ public final class PostgresCluster: Sendable {
         guard isInstalled else {
             throw Failure(description: "PostgreSQL is missing: no initdb under /usr/lib/postgresql/*/bin (CI must install postgresql; see Scripts/install-packages)")
         }
-        let directory = NSTemporaryDirectory() + "siwa-pg-" + UUID().uuidString.prefix(8).lowercased()
+        // As root the server runs as siwa-pg, which must reach the folder: /tmp, whatever
+        // TMPDIR says. (Short, too: the socket's path must fit 107 bytes.)
+        let parent = getuid() == 0 ? "/tmp/" : NSTemporaryDirectory()
+        let directory = parent + "siwa-pg-" + UUID().uuidString.prefix(8).lowercased()
         let output = try await script(["start", directory, "--owner", String(getpid())])
         let url = output.split(separator: "\n").last.map(String.init) ?? ""
         do {
