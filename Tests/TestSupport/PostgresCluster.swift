@@ -79,10 +79,7 @@ public final class PostgresCluster: Sendable {
         guard isInstalled else {
             throw Failure(description: "PostgreSQL is missing: no initdb under /usr/lib/postgresql/*/bin (CI must install postgresql; see Scripts/install-packages)")
         }
-        // As root the server runs as siwa-pg, which must reach the folder: /tmp, whatever
-        // TMPDIR says. (Short, too: the socket's path must fit 107 bytes.)
-        let parent = getuid() == 0 ? "/tmp/" : NSTemporaryDirectory()
-        let directory = parent + "siwa-pg-" + UUID().uuidString.prefix(8).lowercased()
+        let directory = clusterParent() + "siwa-pg-" + UUID().uuidString.prefix(8).lowercased()
         let output = try await script(["start", directory, "--owner", String(getpid())])
         let url = output.split(separator: "\n").last.map(String.init) ?? ""
         do {
@@ -91,6 +88,15 @@ public final class PostgresCluster: Sendable {
             _ = try? await script(["stop", directory])
             throw error
         }
+    }
+
+    /// Memory (/dev/shm) where there is one: a database is some 300 files, and creating them
+    /// there takes a fifth of the time it takes on disk. Otherwise /tmp when root (the server
+    /// runs as siwa-pg, which must reach the folder, whatever TMPDIR says), or TMPDIR. Short
+    /// either way: the socket's path must fit in 107 bytes.
+    private static func clusterParent() -> String {
+        if access("/dev/shm", W_OK | X_OK) == 0 { return "/dev/shm/" }
+        return getuid() == 0 ? "/tmp/" : NSTemporaryDirectory()
     }
 
     // MARK: - Databases
