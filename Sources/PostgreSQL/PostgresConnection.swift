@@ -16,6 +16,8 @@ public final class PostgresConnection {
     private var statements: [StatementKey: PreparedStatement] = [:]
     private var preparedCount = 0
     private(set) var isClosed = false
+    /// The server announced it is ending this session (see the notice receiver in init).
+    private var isEnding = false
 
     /// Applications use a fixed set of SQL strings; the cap only guards against a caller that
     /// builds SQL dynamically.
@@ -66,9 +68,17 @@ public final class PostgresConnection {
             throw PostgresError(code: PostgresError.connectFailedCode, message: info.redact(message))
         }
         self.handle = handle
-        // libpq prints notices (a DROP … IF EXISTS that found nothing, a FATAL before the server
-        // ends the connection) on standard error; errors reach callers through results instead.
-        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        // libpq would print notices (a DROP … IF EXISTS that found nothing) on standard error;
+        // errors reach callers through results instead. The one notice that matters is the
+        // FATAL a server sends to an idle session before ending it (an administrator, a
+        // shutdown): the connection is dead even before the end of file arrives.
+        PQsetNoticeReceiver(handle, { context, result in
+            guard let context, let result, let severity = PQresultErrorField(result, Int32(Unicode.Scalar("V").value)) else { return }
+            let level = String(cString: severity)
+            if level == "FATAL" || level == "PANIC" {
+                Unmanaged<PostgresConnection>.fromOpaque(context).takeUnretainedValue().isEnding = true
+            }
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     private static func connect(_ settings: [(String, String)]) -> OpaquePointer? {
@@ -100,7 +110,7 @@ public final class PostgresConnection {
 
     /// False once the connection broke (the server went away, or ended this session) or was closed.
     public var isConnected: Bool {
-        !isClosed && PQstatus(handle) == CONNECTION_OK
+        !isClosed && !isEnding && PQstatus(handle) == CONNECTION_OK
     }
 
     /// True inside BEGIN … COMMIT, including a transaction an error has aborted.
@@ -136,7 +146,7 @@ public final class PostgresConnection {
             // Nobody listens on a pooled connection; drop what a caller's LISTEN left behind.
             while let notification = PQnotifies(handle) { PQfreemem(notification) }
         }
-        return PQstatus(handle) == CONNECTION_OK
+        return isConnected
     }
 
     // MARK: - Running SQL

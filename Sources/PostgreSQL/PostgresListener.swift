@@ -168,7 +168,7 @@ public final class PostgresListener: Sendable {
                     return PostgresError(code: PostgresError.connectionLostCode, message: "poll failed (errno \(errno))")
                 }
                 if descriptors[1].revents != 0 || isStopping { return nil }
-                if descriptors[0].revents != 0, PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
+                if descriptors[0].revents != 0, PQconsumeInput(handle) == 0 || !connection.isConnected {
                     return PostgresError(
                         code: PostgresError.connectionLostCode,
                         message: PostgresError.firstLine(PQerrorMessage(handle)) ?? "the listening connection broke"

@@ -2,7 +2,7 @@
 import Testing
 import TestSupport
 
-@Suite(.enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"))
+@Suite(.enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"), .timeLimit(.minutes(1)))
 struct AdvisoryLockTests {
     @Test func aHeldLockExcludesASecondHolderUntilReleased() async throws {
         let url = try await PostgresCluster.shared().makeDatabase()

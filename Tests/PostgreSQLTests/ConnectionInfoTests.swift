@@ -22,7 +22,7 @@ struct ConnectionInfoTests {
     }
 }
 
-@Suite(.enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"))
+@Suite(.enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"), .timeLimit(.minutes(1)))
 struct PasswordErrorTests {
     @Test func aRefusedPasswordIsNotInTheError() async throws {
         let cluster = try await PostgresCluster.shared()

@@ -5,7 +5,7 @@ import TestSupport
 /// Against the shared throwaway cluster (Scripts/postgres-cluster), a fresh database per test.
 /// Skipped, loudly, where PostgreSQL is not installed; never under CI (CI=true), where its
 /// absence fails them.
-@Suite(.enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"))
+@Suite(.enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"), .timeLimit(.minutes(1)))
 struct PostgresConnectionTests {
     private func open() async throws -> PostgresConnection {
         let url = try await PostgresCluster.shared().makeDatabase()

@@ -1,9 +1,10 @@
 @testable import PostgreSQL
+import Glibc
 import Synchronization
 import Testing
 import TestSupport
 
-@Suite(.enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"))
+@Suite(.enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"), .timeLimit(.minutes(1)))
 struct PostgresPoolTests {
     /// Bodies running at once, and the most seen.
     private final class Concurrency: Sendable {
@@ -13,20 +14,43 @@ struct PostgresPoolTests {
         func enter() { highest.max(running.add(1, ordering: .relaxed).newValue, ordering: .relaxed) }
         func leave() { running.subtract(1, ordering: .relaxed) }
         var most: Int { highest.load(ordering: .relaxed) }
+
+        /// Blocks the (worker) thread until `count` bodies have been in at once, or 5 s.
+        func waitForOverlap(_ count: Int) {
+            let deadline = ContinuousClock.now + .seconds(5)
+            while most < count, ContinuousClock.now < deadline { usleep(1000) }
+        }
+    }
+
+    /// Holds a pool worker inside a body until the test opens it (or 10 s pass).
+    private final class Gate: Sendable {
+        private let entered = Atomic<Bool>(false)
+        private let opened = Atomic<Bool>(false)
+
+        var isEntered: Bool { entered.load(ordering: .relaxed) }
+        func open() { opened.store(true, ordering: .relaxed) }
+
+        func enterAndWait() {
+            entered.store(true, ordering: .relaxed)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !opened.load(ordering: .relaxed), ContinuousClock.now < deadline { usleep(1000) }
+        }
     }
 
     @Test func runsClosuresConcurrentlyButNoMoreThanItsSize() async throws {
         let pool = try PostgresPool(try await PostgresCluster.shared().makeDatabase(), size: 3)
         defer { pool.close() }
         let concurrency = Concurrency()
-        let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<9 {
                 group.addTask {
                     try await pool.withConnection { connection in
                         concurrency.enter()
                         defer { concurrency.leave() }
-                        return try connection.queryOne("SELECT $1::int8 FROM pg_sleep(0.1)", [.integer(Int64(index))])?.int(0) ?? -1
+                        // Bodies block their threads (as libpq does): three must be in here at
+                        // once, and no fourth can join them.
+                        concurrency.waitForOverlap(3)
+                        return try connection.queryOne("SELECT $1::int8 FROM pg_sleep(0.02)", [.integer(Int64(index))])?.int(0) ?? -1
                     }
                 }
             }
@@ -34,24 +58,22 @@ struct PostgresPoolTests {
             for try await result in group { results.append(result) }
             #expect(results.sorted() == Array(0..<9))
         }
-        let elapsed = ContinuousClock.now - started
         #expect(concurrency.most == 3)
-        // Nine 100 ms sleeps three at a time: at least three rounds. (No upper bound: on two
-        // busy cores the rounds may stretch; `most` shows they overlapped.)
-        #expect(elapsed >= .milliseconds(300))
         #expect(pool.openedConnectionCount == 3)
     }
 
     @Test func aFullWaitQueueTurnsCallersAwayAtOnce() async throws {
         let pool = try PostgresPool(try await PostgresCluster.shared().makeDatabase(), size: 1, maxWaiting: 2)
         defer { pool.close() }
-        let sleeper = Task { try await pool.withConnection { try $0.execute("SELECT pg_sleep(0.3)") } }
-        while pool.openedConnectionCount == 0 || pool.waitingCount > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let gate = Gate()
+        let holder = Task { try await pool.withConnection { _ in gate.enterAndWait() } }
+        #expect(try await eventually { gate.isEntered })
         let waiting = (0..<2).map { _ in Task { try await pool.withConnection { try $0.queryOne("SELECT 1")?.int(0) } } }
-        while pool.waitingCount < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await eventually { pool.waitingCount == 2 })
         let error = await #expect(throws: PostgresError.self) { try await pool.withConnection { _ in 0 } }
         #expect(error?.isPoolExhausted == true)
-        try await sleeper.value
+        gate.open()
+        try await holder.value
         for task in waiting { #expect(try await task.value == 1) }
     }
 
@@ -96,7 +118,8 @@ struct PostgresPoolTests {
                 let started = ContinuousClock.now
                 let error = await #expect(throws: PostgresError.self) { try await select() }
                 #expect(error?.isConnectionFailure == true)
-                #expect(ContinuousClock.now - started < .milliseconds(500))
+                // Refused, not left waiting for the 2 s connect timeout.
+                #expect(ContinuousClock.now - started < .milliseconds(1500))
             }
             try await cluster.resume()
             // Back once the back-off allows an attempt (at most 200 ms here), same pool.
@@ -118,8 +141,11 @@ struct PostgresPoolTests {
         let pid = try await pool.withConnection { $0.backendProcessID }
         let killer = try PostgresConnection(url)
         #expect(try killer.queryOne("SELECT pg_terminate_backend($1::int)", [.integer(Int64(pid))])?.bool(0) == true)
-        // Give the FATAL time to arrive; the idle check then drops the connection.
-        try await Task.sleep(for: .milliseconds(50))
+        // Once the backend is gone its FATAL and end of file are in the pool's socket, and the
+        // idle check drops the connection.
+        #expect(try await eventually {
+            try killer.queryOne("SELECT count(*) FROM pg_stat_activity WHERE pid = $1::int", [.integer(Int64(pid))])?.int(0) == 0
+        })
         let next = try await pool.withConnection { $0.backendProcessID }
         #expect(next != pid)
         #expect(pool.openedConnectionCount == 2)
