@@ -6,6 +6,7 @@
 //     -> SiwaApp (configuration, routes, metrics, logging, assembly)
 //       -> HTTPServer (HTTP/1.1 on epoll sockets)     -> CZlib, CSystem
 //       -> Store (the product's schema and records)   -> SQLite -> CSQLite
+//                                                     -> PostgreSQL -> CLibPQ (libpq; Store's next engine)
 //       -> JOSE (JWS, Apple's token rules, client secret) -> JSON, OpenSSLCrypto -> COpenSSL
 //       -> AppleClient (JWKS cache, Apple's REST endpoints) -> HTTPClient (HTTPS) -> TLS
 //   AppleSimulator (apple-sim: Apple's endpoints offline) -> HTTPServer, JOSE, HTTPClient, TLS
@@ -29,9 +30,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
-        // C libraries from the system (libssl-dev, libsqlite3-dev, zlib1g-dev). Each module map's
-        // header also holds the few static inline shims for macros Swift cannot import.
+        // C libraries from the system (libssl-dev, libsqlite3-dev, libpq-dev, zlib1g-dev). Each
+        // module map's header also holds the few static inline shims for macros Swift cannot import.
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // Debian keeps libpq-fe.h in /usr/include/postgresql; pkg-config says so.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSystem"),
@@ -44,6 +47,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "SQLite", dependencies: ["CSQLite", "SystemThread"], swiftSettings: strict),
+        .target(name: "PostgreSQL", dependencies: ["CLibPQ", "CSystem", "SystemThread"], swiftSettings: strict),
         .target(name: "OpenSSLCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "JSON", swiftSettings: strict),
         .target(name: "JOSE", dependencies: ["JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
@@ -76,14 +80,21 @@ let package = Package(
         // Measurement tool for Scripts/bench; not shipped.
         .executableTarget(name: "siwa-bench", dependencies: ["JOSE", "JSON", "OpenSSLCrypto", "AppleSimulator", "WireFormat"], swiftSettings: strict),
 
-        // Shared by the test targets: child processes without Foundation's Process, and a
-        // pool of RSA keys so simulators do not each spend CPU generating their own.
-        .target(name: "TestSupport", dependencies: ["CSystem", "SystemThread", "OpenSSLCrypto", "AppleSimulator"], path: "Tests/TestSupport", swiftSettings: strict),
+        // Shared by the test targets: child processes without Foundation's Process, a pool of
+        // RSA keys so simulators do not each spend CPU generating their own, and a throwaway
+        // PostgreSQL cluster (Scripts/postgres-cluster) with a fresh database per test.
+        .target(
+            name: "TestSupport",
+            dependencies: ["CSystem", "SystemThread", "OpenSSLCrypto", "AppleSimulator", "PostgreSQL"],
+            path: "Tests/TestSupport",
+            swiftSettings: strict
+        ),
 
         .testTarget(name: "WireFormatTests", dependencies: ["WireFormat"], swiftSettings: strict),
         .testTarget(name: "SystemThreadTests", dependencies: ["SystemThread"], swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
+        .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "OpenSSLCryptoTests", dependencies: ["OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "COpenSSL", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),

@@ -50,7 +50,7 @@ public final class Condition: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         lock()
         defer { unlock() }
         return try body()

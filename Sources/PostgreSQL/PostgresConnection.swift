@@ -1,0 +1,310 @@
+import CLibPQ
+import Glibc
+
+/// One libpq connection with its prepared-statement cache. Not thread-safe: it is used only by
+/// the thread that holds it (a `PostgresPool` worker, the listener thread, or a command-line
+/// tool). Every call blocks that thread until the server answers, so it must never be made on
+/// Swift's cooperative pool or an I/O loop: `PostgresPool` is the way to use one from async code.
+public final class PostgresConnection {
+    /// Isolation for `transaction`. Under `repeatableRead` and `serializable` a transaction can
+    /// fail with `isSerializationFailure` and should be retried whole.
+    public enum IsolationLevel: Sendable {
+        case readCommitted, repeatableRead, serializable
+    }
+
+    let handle: OpaquePointer
+    private var statements: [StatementKey: PreparedStatement] = [:]
+    private var preparedCount = 0
+    private(set) var isClosed = false
+    /// The server announced it is ending this session (see the notice receiver in init).
+    private var isEnding = false
+
+    /// Applications use a fixed set of SQL strings; the cap only guards against a caller that
+    /// builds SQL dynamically.
+    static let statementCacheLimit = 512
+
+    /// A statement is prepared once per SQL text and parameter types: the server infers the
+    /// type of an untyped (text or NULL) parameter once, when preparing.
+    private struct StatementKey: Hashable {
+        let sql: String
+        let types: [Oid]
+    }
+
+    private struct PreparedStatement {
+        let name: String
+        var columns: PostgresColumns?
+    }
+
+    /// Connects, blocking until the server answers or `connectTimeout` passes.
+    /// - Parameters:
+    ///   - connectionString: a URL (`postgres://user:password@host:5432/name?sslmode=require`) or
+    ///     libpq's `key=value` form; its settings win over the defaults below.
+    ///   - connectTimeout: per host tried (libpq counts whole seconds, at least 2).
+    ///   - applicationName: shown in `pg_stat_activity` unless the string sets its own.
+    public convenience init(_ connectionString: String, connectTimeout: Duration = .seconds(5), applicationName: String? = nil) throws {
+        try self.init(info: ConnectionInfo(connectionString), connectTimeout: connectTimeout, applicationName: applicationName)
+    }
+
+    init(info: ConnectionInfo, connectTimeout: Duration, applicationName: String?) throws(PostgresError) {
+        let seconds = max(2, Int((connectTimeout + .milliseconds(999)).components.seconds))
+        // Keywords are applied in order and a later one wins, so the defaults come before the
+        // expanded connection string, and client_encoding after it: results are decoded as UTF-8.
+        var settings: [(String, String)] = [
+            ("connect_timeout", String(seconds)),
+            // Notice a peer that vanished without closing (a dead host, a dropped route) in
+            // about a minute, rather than never on an idle connection.
+            ("keepalives", "1"), ("keepalives_idle", "30"), ("keepalives_interval", "10"), ("keepalives_count", "3"),
+        ]
+        if let applicationName { settings.append(("fallback_application_name", applicationName)) }
+        settings.append(("dbname", info.text))
+        settings.append(("client_encoding", "UTF8"))
+        let handle = Self.connect(settings)
+        guard let handle else {
+            throw PostgresError(code: PostgresError.connectFailedCode, message: "out of memory")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = PostgresError.firstLine(PQerrorMessage(handle)) ?? "cannot connect"
+            PQfinish(handle)
+            throw PostgresError(code: PostgresError.connectFailedCode, message: info.redact(message))
+        }
+        self.handle = handle
+        // libpq would print notices (a DROP … IF EXISTS that found nothing) on standard error;
+        // errors reach callers through results instead. The one notice that matters is the
+        // FATAL a server sends to an idle session before ending it (an administrator, a
+        // shutdown): the connection is dead even before the end of file arrives.
+        PQsetNoticeReceiver(handle, { context, result in
+            guard let context, let result, let severity = PQresultErrorField(result, Int32(Unicode.Scalar("V").value)) else { return }
+            let level = String(cString: severity)
+            if level == "FATAL" || level == "PANIC" {
+                Unmanaged<PostgresConnection>.fromOpaque(context).takeUnretainedValue().isEnding = true
+            }
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private static func connect(_ settings: [(String, String)]) -> OpaquePointer? {
+        let keywords = settings.map { strdup($0.0) }
+        let values = settings.map { strdup($0.1) }
+        defer {
+            keywords.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        let keywordArray = keywords.map { UnsafePointer($0) } + [nil]
+        let valueArray = values.map { UnsafePointer($0) } + [nil]
+        return PQconnectdbParams(keywordArray, valueArray, 1)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Closes the connection (a transaction left open is rolled back by the server). Later
+    /// calls throw.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        statements.removeAll()
+        PQfinish(handle)
+    }
+
+    // MARK: - State
+
+    /// False once the connection broke (the server went away, or ended this session) or was closed.
+    public var isConnected: Bool {
+        !isClosed && !isEnding && PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// True inside BEGIN … COMMIT, including a transaction an error has aborted.
+    public var isInTransaction: Bool {
+        guard !isClosed else { return false }
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
+    }
+
+    /// The server's process for this connection (what `pg_terminate_backend` takes).
+    public var backendProcessID: Int32 {
+        isClosed ? 0 : PQbackendPID(handle)
+    }
+
+    /// The server's version as a number: 150004 for 15.4.
+    public var serverVersion: Int {
+        isClosed ? 0 : Int(PQserverVersion(handle))
+    }
+
+    /// Whether the connection still looks usable, without a round trip: reads what the server
+    /// sent while it sat idle (a FATAL when an administrator or a shutdown ended the session,
+    /// then end of file). A pool checks this before handing the connection out, so a restart
+    /// of the server costs no request an error.
+    func isAliveWhileIdle() -> Bool {
+        guard isConnected else { return false }
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { return false }
+        // The FATAL and the end of file may arrive in separate reads.
+        for _ in 0..<4 {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 0) > 0 else { break }
+            if PQconsumeInput(handle) == 0 { return false }
+            // Nobody listens on a pooled connection; drop what a caller's LISTEN left behind.
+            while let notification = PQnotifies(handle) { PQfreemem(notification) }
+        }
+        return isConnected
+    }
+
+    // MARK: - Running SQL
+
+    /// Runs one or more statements separated by semicolons, without parameters (schema,
+    /// `SET`, `LISTEN`), in the simple query protocol; nothing is prepared or cached.
+    public func execute(_ sql: String) throws {
+        _ = try simpleQuery(sql)
+    }
+
+    /// Runs one statement and returns how many rows it inserted, updated or deleted (or selected).
+    @discardableResult
+    public func run(_ sql: String, _ parameters: [PostgresValue] = []) throws -> Int {
+        try perform(sql, parameters).result.affectedRowCount
+    }
+
+    /// Runs one statement and returns its rows. Parameters are `$1`, `$2`, … in `sql`.
+    public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> [PostgresRow] {
+        let (result, key) = try perform(sql, parameters)
+        let (rows, columns) = result.rows(reusing: statements[key]?.columns)
+        statements[key]?.columns = columns
+        return rows
+    }
+
+    /// The first row, or `nil`. The server still produces every row: add `LIMIT 1` when
+    /// more than one may match.
+    public func queryOne(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresRow? {
+        try query(sql, parameters).first
+    }
+
+    func simpleQuery(_ sql: String) throws(PostgresError) -> QueryResult {
+        try checkOpen(sql)
+        return try check(PQexec(handle, sql), sql: sql)
+    }
+
+    /// Prepares `sql` once for these parameter types (`PQprepare`), then runs it with the
+    /// values bound (`PQexecPrepared`): one round trip per call after the first.
+    private func perform(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) -> (result: QueryResult, key: StatementKey) {
+        try checkOpen(sql)
+        let bound = try PostgresParameters(parameters, sql: sql)
+        let key = StatementKey(sql: sql, types: bound.types)
+        var retried = false
+        while true {
+            let name = try prepare(key, bound)
+            let result = bound.withArrays { values, lengths, formats in
+                PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, 0)
+            }
+            do {
+                return (try check(result, sql: sql), key)
+            } catch {
+                guard Self.invalidatesStatement(error) else { throw error }
+                // The schema changed under the statement (a `SELECT *` over an altered table),
+                // or something deallocated it: prepare again. Outside a transaction nothing ran
+                // and the retry is safe; inside one the transaction is aborted already.
+                statements[key] = nil
+                guard !retried, PQtransactionStatus(handle) == PQTRANS_IDLE else { throw error }
+                retried = true
+            }
+        }
+    }
+
+    private static func invalidatesStatement(_ error: PostgresError) -> Bool {
+        // 0A000 "cached plan must not change result type"; 26000 "prepared statement … does not exist".
+        error.code == "26000" || (error.code == "0A000" && error.message.contains("cached plan"))
+    }
+
+    private func prepare(_ key: StatementKey, _ bound: PostgresParameters) throws(PostgresError) -> String {
+        if let prepared = statements[key] { return prepared.name }
+        if statements.count >= Self.statementCacheLimit {
+            // Outside an aborted transaction only; otherwise the names just accumulate until then.
+            if PQtransactionStatus(handle) != PQTRANS_INERROR, (try? simpleQuery("DEALLOCATE ALL")) != nil {
+                statements.removeAll()
+            }
+        }
+        preparedCount += 1
+        let name = "siwa_\(preparedCount)"
+        let result = key.types.withUnsafeBufferPointer { types in
+            PQprepare(handle, name, key.sql, Int32(types.count), types.baseAddress)
+        }
+        _ = try check(result, sql: key.sql)
+        statements[key] = PreparedStatement(name: name, columns: nil)
+        return name
+    }
+
+    /// The result when it succeeded; otherwise clears it and throws its error.
+    private func check(_ result: OpaquePointer?, sql: String) throws(PostgresError) -> QueryResult {
+        if let result {
+            let status = PQresultStatus(result)
+            if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY {
+                return QueryResult(result)
+            }
+        }
+        let error = PostgresError(result: result, connection: handle, sql: sql)
+        PQclear(result)
+        throw error
+    }
+
+    /// How many prepared statements the cache holds (for tests and diagnostics).
+    var cachedStatementCount: Int { statements.count }
+
+    private func checkOpen(_ sql: String) throws(PostgresError) {
+        if isClosed { throw PostgresError(code: PostgresError.closedCode, message: "connection is closed", sql: sql) }
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// Inside an open transaction this nests as a savepoint instead.
+    @discardableResult
+    public func transaction<T>(_ isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T) throws -> T {
+        if isInTransaction { return try savepoint(body) }
+        switch isolation {
+        case .readCommitted: try execute("BEGIN")
+        case .repeatableRead: try execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        case .serializable: try execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
+        }
+        do {
+            let result = try body(self)
+            try commit()
+            return result
+        } catch {
+            if isInTransaction { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` in a savepoint: its changes are kept when it returns and undone alone when it
+    /// throws, leaving the enclosing transaction open (and usable again after an error).
+    @discardableResult
+    public func savepoint<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        // One fixed name nests correctly: ROLLBACK TO and RELEASE act on the innermost one.
+        try execute("SAVEPOINT siwa")
+        do {
+            let result = try body(self)
+            try execute("RELEASE SAVEPOINT siwa")
+            return result
+        } catch {
+            if isInTransaction { _ = try? execute("ROLLBACK TO SAVEPOINT siwa; RELEASE SAVEPOINT siwa") }
+            throw error
+        }
+    }
+
+    private func commit() throws {
+        // COMMIT of a transaction an error aborted (one the body caught and carried on from)
+        // "succeeds" with the tag ROLLBACK: nothing was kept, and the caller must know.
+        if try simpleQuery("COMMIT").commandTag == "ROLLBACK" {
+            throw PostgresError(code: "25P02", message: "the transaction was aborted by an earlier error and rolled back", sql: "COMMIT")
+        }
+    }
+
+    // MARK: - Identifiers
+
+    /// `name` quoted as an SQL identifier (for LISTEN, which takes no parameters).
+    func quotedIdentifier(_ name: String) throws(PostgresError) -> String {
+        guard let quoted = PQescapeIdentifier(handle, name, name.utf8.count) else {
+            throw PostgresError(code: "42602", message: PostgresError.firstLine(PQerrorMessage(handle)) ?? "invalid identifier")
+        }
+        defer { PQfreemem(quoted) }
+        return String(cString: quoted)
+    }
+}
