@@ -115,3 +115,14 @@ extension Row {
         return SQLiteError(code: SQLITE_MISMATCH, message: "column \(column) is \(found), expected \(expected)")
     }
 }
+
+// MARK: - Rows from elsewhere
+
+extension Row {
+    /// Rows of a result read by another engine, in this type, so code written against `Row`
+    /// reads both (the Store's PostgreSQL engine). One shared column map for the whole result.
+    public static func rows(columnNames: [String], values: [[SQLiteValue]]) -> [Row] {
+        let columns = RowColumns(names: columnNames)
+        return values.map { Row(columns: columns, values: $0[...]) }
+    }
+}

@@ -26,12 +26,16 @@ public struct AppleTokens: Sendable, Equatable {
 /// the column and the user, so a sealed value copied to another user's row (or swapped
 /// between the refresh and access columns) does not open.
 public struct AppleTokenVault: Sendable {
-    private let database: Database
+    private let engine: any StoreEngine
     private let cipher: AESGCM
 
     /// - Parameter key: the 32-byte `data_key`.
     public init(database: Database, key: [UInt8]) throws {
-        self.database = database
+        try self.init(engine: SQLiteEngine(database: database), key: key)
+    }
+
+    init(engine: any StoreEngine, key: [UInt8]) throws {
+        self.engine = engine
         self.cipher = try AESGCM(key: key)
     }
 
@@ -52,7 +56,7 @@ public struct AppleTokenVault: Sendable {
     /// Stores the tokens of `userID` in the caller's transaction. A nil refresh token keeps
     /// the stored one when the client id is unchanged (Apple's refresh grant returns none).
     public func store(
-        in connection: Connection, userID: String, clientID: String, refreshToken: String?, accessToken: String?, now: Int64
+        in connection: any SQLConnection, userID: String, clientID: String, refreshToken: String?, accessToken: String?, now: Int64
     ) throws {
         try Self.upsert(
             in: connection, userID: userID, clientID: clientID, refresh: try seal(refreshToken, .refresh, userID: userID),
@@ -64,13 +68,13 @@ public struct AppleTokenVault: Sendable {
         // Sealed here rather than in the write body: the writer thread is shared by every write.
         let refresh = try seal(refreshToken, .refresh, userID: userID)
         let access = try seal(accessToken, .access, userID: userID)
-        try await database.write { connection in
+        try await engine.write { connection in
             try Self.upsert(in: connection, userID: userID, clientID: clientID, refresh: refresh, access: access, now: now)
         }
     }
 
     private static func upsert(
-        in connection: Connection, userID: String, clientID: String, refresh: SQLiteValue, access: SQLiteValue, now: Int64
+        in connection: any SQLConnection, userID: String, clientID: String, refresh: SQLiteValue, access: SQLiteValue, now: Int64
     ) throws {
         try connection.run(
             """
@@ -91,12 +95,12 @@ public struct AppleTokenVault: Sendable {
     /// The user's tokens, or nil when none are stored. Throws `CryptoError` when a value does
     /// not open (another key, another user's row, or tampering).
     public func load(userID: String) async throws -> AppleTokens? {
-        try database.read { try load(userID: userID, in: $0) }
+        try await engine.read { try load(userID: userID, in: $0) }
     }
 
     /// `load` inside a transaction, e.g. to hand the tokens to the revocation queue in the
     /// same transaction that deletes the account.
-    public func load(userID: String, in connection: Connection) throws -> AppleTokens? {
+    public func load(userID: String, in connection: any SQLConnection) throws -> AppleTokens? {
         guard let row = try connection.queryOne(
             "SELECT client_id, refresh_token, access_token, updated_at, validated_at FROM apple_tokens WHERE user_id = ?",
             [.text(userID)]
@@ -112,12 +116,12 @@ public struct AppleTokenVault: Sendable {
 
     /// Forgets the user's tokens in the caller's transaction; returns whether there were any.
     @discardableResult
-    public static func drop(userID: String, in connection: Connection) throws -> Bool {
+    public static func drop(userID: String, in connection: any SQLConnection) throws -> Bool {
         try connection.run("DELETE FROM apple_tokens WHERE user_id = ?", [.text(userID)]) > 0
     }
 
     @discardableResult
     public func drop(userID: String) async throws -> Bool {
-        try await database.write { try Self.drop(userID: userID, in: $0) }
+        try await engine.write { try Self.drop(userID: userID, in: $0) }
     }
 }

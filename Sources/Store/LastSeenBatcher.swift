@@ -14,13 +14,17 @@ public final class LastSeenBatcher: Sendable {
         var flushes = 0
     }
 
-    private let database: Database
+    private let engine: any StoreEngine
     public let interval: Int64
     private let state: Mutex<State>
 
     /// - Parameter now: the current time, as the start of the first interval.
-    public init(database: Database, interval: Int64, now: Int64) {
-        self.database = database
+    public convenience init(database: Database, interval: Int64, now: Int64) {
+        self.init(engine: SQLiteEngine(database: database), interval: interval, now: now)
+    }
+
+    init(engine: any StoreEngine, interval: Int64, now: Int64) {
+        self.engine = engine
         self.interval = max(1, interval)
         self.state = Mutex(State(lastFlushAt: now))
     }
@@ -61,7 +65,7 @@ public final class LastSeenBatcher: Sendable {
         }
         guard let batch else { return 0 }
         do {
-            try await database.write { try SessionStore.recordLastSeen(batch, in: $0) }
+            try await engine.write { try SessionStore.recordLastSeen(batch, in: $0) }
         } catch {
             // Put the times back so the next flush retries them.
             state.withLock { state in

@@ -12,17 +12,21 @@ public struct PendingProfile: Sendable, Equatable {
 
 /// `pending_profiles`: kept 24 hours, adopted by the next successful sign-in of the `sub`.
 public struct PendingProfileStore: Sendable {
-    private let database: Database
+    private let engine: any StoreEngine
 
     public static let holdTime: Int64 = 24 * 60 * 60
 
     public init(database: Database) {
-        self.database = database
+        self.init(engine: SQLiteEngine(database: database))
+    }
+
+    init(engine: any StoreEngine) {
+        self.engine = engine
     }
 
     /// Holds the profile until `now + 24 h`. Fields the new profile lacks keep earlier
     /// values; nothing is stored when every field is empty.
-    public static func hold(appleSub: String, profile: ClientProfile, now: Int64, in connection: Connection) throws {
+    public static func hold(appleSub: String, profile: ClientProfile, now: Int64, in connection: any SQLConnection) throws {
         let given = nonEmpty(profile.givenName), family = nonEmpty(profile.familyName), email = nonEmpty(profile.email)
         guard !(given.isNull && family.isNull && email.isNull) else { return }
         try connection.run(
@@ -39,12 +43,12 @@ public struct PendingProfileStore: Sendable {
     }
 
     public func hold(appleSub: String, profile: ClientProfile, now: Int64) async throws {
-        try await database.write { try Self.hold(appleSub: appleSub, profile: profile, now: now, in: $0) }
+        try await engine.write { try Self.hold(appleSub: appleSub, profile: profile, now: now, in: $0) }
     }
 
     /// Takes the unexpired profile of `appleSub` and deletes the row (expired or not), in the
     /// sign-in's transaction: if the sign-in rolls back, the profile is still there.
-    public static func adopt(appleSub: String, now: Int64, in connection: Connection) throws -> PendingProfile? {
+    public static func adopt(appleSub: String, now: Int64, in connection: any SQLConnection) throws -> PendingProfile? {
         let row = try connection.queryOne(
             "SELECT given_name, family_name, email, expires_at FROM pending_profiles WHERE apple_sub = ?", [.text(appleSub)]
         )
@@ -61,7 +65,7 @@ public struct PendingProfileStore: Sendable {
     /// Deletes profiles past their 24 hours; returns how many.
     @discardableResult
     public func prune(now: Int64) async throws -> Int {
-        try await database.write { try $0.run("DELETE FROM pending_profiles WHERE expires_at <= ?", [.integer(now)]) }
+        try await engine.write { try $0.run("DELETE FROM pending_profiles WHERE expires_at <= ?", [.integer(now)]) }
     }
 
     private static func nonEmpty(_ text: String?) -> SQLiteValue {

@@ -17,22 +17,26 @@ public struct RefreshValidationSchedule: Sendable {
         }
     }
 
-    private let database: Database
+    private let engine: any StoreEngine
 
     public init(database: Database) {
-        self.database = database
+        self.init(engine: SQLiteEngine(database: database))
+    }
+
+    init(engine: any StoreEngine) {
+        self.engine = engine
     }
 
     /// Gives every unscheduled refresh token its first due time; returns how many. A read
     /// first, so an idle server does not write every tick.
     @discardableResult
     public func scheduleNew(interval: Int64) async throws -> Int {
-        let pending = try database.read {
+        let pending = try await engine.read {
             try $0.queryOne("SELECT 1 FROM apple_tokens WHERE refresh_token IS NOT NULL AND validation_due_at IS NULL LIMIT 1")
         }
         guard pending != nil else { return 0 }
         let spread = max(1, interval / 10)
-        return try await database.write { connection in
+        return try await engine.write { connection in
             try connection.run(
                 """
                 UPDATE apple_tokens
@@ -46,7 +50,7 @@ public struct RefreshValidationSchedule: Sendable {
     /// The tokens due at `now`, the longest overdue first. A session is live when it has
     /// neither expired nor been idle for `idleTTL` seconds.
     public func due(now: Int64, idleTTL: Int64, limit: Int) async throws -> [Due] {
-        try database.read { connection in
+        try await engine.read { connection in
             try connection.query(
                 """
                 SELECT t.user_id,
@@ -62,7 +66,7 @@ public struct RefreshValidationSchedule: Sendable {
 
     /// Apple accepted the token at `now`; next due at `nextDueAt`.
     public func recordValidated(userID: String, now: Int64, nextDueAt: Int64) async throws {
-        try await database.write {
+        try await engine.write {
             _ = try $0.run(
                 "UPDATE apple_tokens SET validated_at = ?, validation_due_at = ? WHERE user_id = ?",
                 [.integer(now), .integer(nextDueAt), .text(userID)])
@@ -72,7 +76,7 @@ public struct RefreshValidationSchedule: Sendable {
     /// Not checked now (no live session, or Apple did not answer); due again at `dueAt`.
     public func postpone(userIDs: [String], until dueAt: Int64) async throws {
         guard !userIDs.isEmpty else { return }
-        try await database.write { connection in
+        try await engine.write { connection in
             for userID in userIDs {
                 try connection.run("UPDATE apple_tokens SET validation_due_at = ? WHERE user_id = ?", [.integer(dueAt), .text(userID)])
             }
@@ -81,7 +85,7 @@ public struct RefreshValidationSchedule: Sendable {
 
     /// When the user's refresh token is next due, or nil (none stored, or not yet scheduled).
     public func dueAt(userID: String) async throws -> Int64? {
-        try database.read {
+        try await engine.read {
             try $0.queryOne("SELECT validation_due_at FROM apple_tokens WHERE user_id = ?", [.text(userID)])?.optionalInt64(0)
         }
     }

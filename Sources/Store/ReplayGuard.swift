@@ -28,20 +28,24 @@ public enum NonceUse: Sendable, Equatable {
 
 /// Replay protection: identity tokens that made a session, and server-issued nonces.
 public struct ReplayGuard: Sendable {
-    private let database: Database
+    private let engine: any StoreEngine
 
     /// Lifetime of a server-issued nonce (SPEC §4: single use, 10 minutes).
     public static let nonceLifetime: Int64 = 600
 
     public init(database: Database) {
-        self.database = database
+        self.init(engine: SQLiteEngine(database: database))
+    }
+
+    init(engine: any StoreEngine) {
+        self.engine = engine
     }
 
     /// Marks an identity token (by its hash) as used, in the sign-in's transaction, so the
     /// mark commits with the session. Throws `ReplayError.tokenAlreadyUsed` when it was used
     /// before; the caller's transaction then rolls back. The row is kept until the token's
     /// own expiry, after which the token is refused as expired anyway.
-    public static func recordUsedToken(_ tokenHash: [UInt8], expiresAt: Int64, in connection: Connection) throws {
+    public static func recordUsedToken(_ tokenHash: [UInt8], expiresAt: Int64, in connection: any SQLConnection) throws {
         let inserted = try connection.run(
             "INSERT INTO used_identity_tokens(token_hash, expires_at) VALUES (?, ?) ON CONFLICT(token_hash) DO NOTHING",
             [.blob(tokenHash), .integer(expiresAt)]
@@ -51,7 +55,7 @@ public struct ReplayGuard: Sendable {
 
     /// Whether a token hash is already recorded (for checking before talking to Apple).
     public func isUsed(_ tokenHash: [UInt8]) async throws -> Bool {
-        try database.read { connection in
+        try await engine.read { connection in
             try connection.queryOne("SELECT 1 FROM used_identity_tokens WHERE token_hash = ?", [.blob(tokenHash)]) != nil
         }
     }
@@ -60,7 +64,7 @@ public struct ReplayGuard: Sendable {
     public func issueNonce(now: Int64) async throws -> IssuedNonce {
         let value = Base64.url.encode(SecureRandom.bytes(32))
         let expiresAt = now + Self.nonceLifetime
-        try await database.write { connection in
+        try await engine.write { connection in
             try connection.run(
                 "INSERT INTO issued_nonces(nonce_hash, expires_at) VALUES (?, ?)",
                 [.blob(SHA256.hash(value)), .integer(expiresAt)]
@@ -70,7 +74,7 @@ public struct ReplayGuard: Sendable {
     }
 
     /// Uses up the raw `nonce` in the caller's transaction, if we issued it.
-    public static func consumeNonce(_ nonce: String, now: Int64, in connection: Connection) throws -> NonceUse {
+    public static func consumeNonce(_ nonce: String, now: Int64, in connection: any SQLConnection) throws -> NonceUse {
         let hash = SHA256.hash(nonce)
         let used = try connection.run(
             "UPDATE issued_nonces SET used_at = ? WHERE nonce_hash = ? AND used_at IS NULL AND expires_at > ?",
@@ -84,13 +88,13 @@ public struct ReplayGuard: Sendable {
     }
 
     public func consumeNonce(_ nonce: String, now: Int64) async throws -> NonceUse {
-        try await database.write { try Self.consumeNonce(nonce, now: now, in: $0) }
+        try await engine.write { try Self.consumeNonce(nonce, now: now, in: $0) }
     }
 
     /// Deletes used-token marks and nonces past their expiry; returns how many rows went.
     @discardableResult
     public func prune(now: Int64) async throws -> Int {
-        try await database.write { connection in
+        try await engine.write { connection in
             try connection.run("DELETE FROM used_identity_tokens WHERE expires_at <= ?", [.integer(now)])
                 + connection.run("DELETE FROM issued_nonces WHERE expires_at <= ?", [.integer(now)])
         }

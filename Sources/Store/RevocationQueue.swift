@@ -26,11 +26,15 @@ public struct PendingRevocation: Sendable, Equatable {
 /// transaction that deletes the account and lives until Apple accepts the revocation, across
 /// crashes and restarts. Tokens are sealed with `data_key`, bound to their row's client id.
 public struct RevocationQueue: Sendable {
-    private let database: Database
+    private let engine: any StoreEngine
     private let cipher: AESGCM
 
     public init(database: Database, key: [UInt8]) throws {
-        self.database = database
+        try self.init(engine: SQLiteEngine(database: database), key: key)
+    }
+
+    init(engine: any StoreEngine, key: [UInt8]) throws {
+        self.engine = engine
         cipher = try AESGCM(key: key)
     }
 
@@ -41,22 +45,22 @@ public struct RevocationQueue: Sendable {
     /// Queues a revocation in the caller's transaction; first due at `firstAttemptAt`.
     @discardableResult
     public func enqueue(
-        in connection: Connection, userID: String?, clientID: String, token: String, kind: TokenKind, now: Int64, firstAttemptAt: Int64
+        in connection: any SQLConnection, userID: String?, clientID: String, token: String, kind: TokenKind, now: Int64, firstAttemptAt: Int64
     ) throws -> Int64 {
         let sealed = try cipher.seal(Array(token.utf8), associatedData: Self.associatedData(clientID: clientID, kind: kind))
-        try connection.run(
+        let row = try connection.queryOne(
             """
             INSERT INTO revocations(user_id, client_id, token, token_kind, attempts, next_attempt_at, created_at)
-            VALUES (?, ?, ?, ?, 0, ?, ?)
+            VALUES (?, ?, ?, ?, 0, ?, ?) RETURNING id
             """,
             [userID.map(SQLiteValue.text) ?? .null, .text(clientID), .blob(sealed), .text(kind.rawValue), .integer(firstAttemptAt), .integer(now)])
-        return connection.lastInsertRowID
+        return try row?.int64(0) ?? 0
     }
 
     /// Revocations due at `now`, oldest first. A row that no longer opens (another key) is
     /// skipped, not dropped: revocation never gives up.
     public func due(now: Int64, limit: Int = 32) async throws -> [PendingRevocation] {
-        let rows = try database.read {
+        let rows = try await engine.read {
             try $0.query(
                 "SELECT id, client_id, token, token_kind, attempts, created_at FROM revocations WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
                 [.integer(now), .integer(Int64(limit))])
@@ -76,11 +80,11 @@ public struct RevocationQueue: Sendable {
 
     /// Apple accepted it: the row goes.
     public func complete(id: Int64) async throws {
-        try await database.write { _ = try $0.run("DELETE FROM revocations WHERE id = ?", [.integer(id)]) }
+        try await engine.write { _ = try $0.run("DELETE FROM revocations WHERE id = ?", [.integer(id)]) }
     }
 
     public func retry(id: Int64, attempts: Int, nextAttemptAt: Int64, error: String) async throws {
-        try await database.write {
+        try await engine.write {
             _ = try $0.run(
                 "UPDATE revocations SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?",
                 [.integer(Int64(attempts)), .integer(nextAttemptAt), .text(String(error.prefix(200))), .integer(id)])
@@ -89,7 +93,7 @@ public struct RevocationQueue: Sendable {
 
     /// Queue depth and the creation time of the oldest row, for the metrics.
     public func depth() async throws -> (count: Int, oldestCreatedAt: Int64?) {
-        try database.read { connection in
+        try await engine.read { connection in
             let row = try connection.queryOne("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM revocations")
             return (try row?.int("n") ?? 0, try row?.optionalInt64("oldest"))
         }

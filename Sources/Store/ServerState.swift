@@ -2,29 +2,33 @@ import SQLite
 
 /// Small server-wide values kept across restarts, by key (table `server_state`).
 public struct ServerState: Sendable {
-    private let database: Database
+    private let engine: any StoreEngine
 
     public init(database: Database) {
-        self.database = database
+        self.init(engine: SQLiteEngine(database: database))
+    }
+
+    init(engine: any StoreEngine) {
+        self.engine = engine
     }
 
     /// Blocking: read at start, before the server takes requests.
     public func get(_ key: String) throws -> [UInt8]? {
-        try database.read { connection in
+        try engine.readBlocking { connection in
             try connection.queryOne("SELECT value FROM server_state WHERE key = ?", [.text(key)])?.blob(0)
         }
     }
 
     /// When `key` was last set, as ISO 8601 UTC text (for example to judge a cached copy's age).
     public func updatedAt(_ key: String) async throws -> String? {
-        try database.read { connection in
+        try await engine.read { connection in
             try connection.queryOne("SELECT updated_at FROM server_state WHERE key = ?", [.text(key)])?.string(0)
         }
     }
 
     /// Stores `value` under `key`, replacing any previous value; returns once committed.
     public func set(_ key: String, _ value: [UInt8]) async throws {
-        try await database.write { connection in
+        try await engine.write { connection in
             try connection.run(
                 """
                 INSERT INTO server_state(key, value, updated_at)

@@ -5,16 +5,24 @@ import WireFormat
 /// Sessions: opaque bearer tokens whose SHA-256 is the lookup key (a stolen database file
 /// yields no usable token).
 public struct SessionStore: Sendable {
-    private let database: Database
+    private let engine: any StoreEngine
     private let cache: SessionCache?
 
     /// - Parameter caching: keep recently authenticated sessions in memory (see `SessionCache`);
     ///   needs a database opened with `sessions` and `users` tracked, as `StoreOpener` does.
     public init(database: Database, caching: Bool = false) {
-        self.database = database
-        cache = caching ? database.changes.flatMap { tracker in
+        self.init(engine: SQLiteEngine(database: database), cache: caching ? Self.cache(for: database) : nil)
+    }
+
+    init(engine: any StoreEngine, cache: SessionCache?) {
+        self.engine = engine
+        self.cache = cache
+    }
+
+    static func cache(for database: Database) -> SessionCache? {
+        database.changes.flatMap { tracker in
             tracker.tables.contains("sessions") && tracker.tables.contains("users") ? SessionCache(tracker: tracker) : nil
-        } : nil
+        }
     }
 
     /// Token bytes before encoding: 256 bits (SPEC §4).
@@ -32,7 +40,7 @@ public struct SessionStore: Sendable {
     /// Creates a session for `userID` inside the caller's write transaction (sign-in creates
     /// the user and the session together), expiring absolutely at `now + ttl`.
     public static func create(
-        in connection: Connection, userID: String, deviceName: String?, now: Int64, ttl: Int64
+        in connection: any SQLConnection, userID: String, deviceName: String?, now: Int64, ttl: Int64
     ) throws -> NewSession {
         let secret = SecureRandom.bytes(tokenBytes)
         let record = SessionRecord(
@@ -51,7 +59,7 @@ public struct SessionStore: Sendable {
     }
 
     public func create(userID: String, deviceName: String?, now: Int64, ttl: Int64) async throws -> NewSession {
-        try await database.write { try Self.create(in: $0, userID: userID, deviceName: deviceName, now: now, ttl: ttl) }
+        try await engine.write { try Self.create(in: $0, userID: userID, deviceName: deviceName, now: now, ttl: ttl) }
     }
 
     // MARK: - Authenticating
@@ -66,7 +74,7 @@ public struct SessionStore: Sendable {
         if let cache, let hit = cache.lookup(hash) {
             found = hit
         } else {
-            found = try read(hash, cache: cache)
+            found = try await read(hash, cache: cache)
         }
         guard let (session, user) = found, session.expiresAt > now, session.lastSeenAt > now - idleTTL else { return nil }
         return (session, user)
@@ -75,17 +83,23 @@ public struct SessionStore: Sendable {
     /// Sessions held in memory (tests).
     var cachedCount: Int { cache?.count ?? 0 }
 
-    private func read(_ hash: [UInt8], cache: SessionCache?) throws -> (SessionRecord, UserRecord)? {
-        let sequence = cache?.tracker.sequence
-        guard let (session, user, rows) = try database.read({ connection -> (SessionRecord, UserRecord, [RowChangeTracker.Row])? in
-            guard let row = try connection.queryOne(Self.authenticateSQL, [.blob(hash)]) else { return nil }
+    private func read(_ hash: [UInt8], cache: SessionCache?) async throws -> (SessionRecord, UserRecord)? {
+        guard let cache else {
+            return try await engine.read { connection in
+                guard let row = try connection.queryOne(Self.authenticateSQL, [.blob(hash)]) else { return nil }
+                return (try SessionRecord(row: row), try UserRecord(row: row))
+            }
+        }
+        let sequence = cache.tracker.sequence
+        guard let (session, user, rows) = try await engine.read({ connection -> (SessionRecord, UserRecord, [RowChangeTracker.Row])? in
+            guard let row = try connection.queryOne(Self.authenticateWithRowIDsSQL, [.blob(hash)]) else { return nil }
             let rows = [
-                RowChangeTracker.Row(table: cache?.sessionsTable ?? 0, rowid: try row.int64("session_rowid")),
-                RowChangeTracker.Row(table: cache?.usersTable ?? 0, rowid: try row.int64("user_rowid")),
+                RowChangeTracker.Row(table: cache.sessionsTable, rowid: try row.int64("session_rowid")),
+                RowChangeTracker.Row(table: cache.usersTable, rowid: try row.int64("user_rowid")),
             ]
             return (try SessionRecord(row: row), try UserRecord(row: row), rows)
         }) else { return nil }
-        if let cache, let sequence, let versions = cache.tracker.versions(of: rows, unchangedSince: sequence) {
+        if let versions = cache.tracker.versions(of: rows, unchangedSince: sequence) {
             cache.store(hash, session: session, user: user, rows: rows, versions: versions)
         }
         return (session, user)
@@ -93,6 +107,13 @@ public struct SessionStore: Sendable {
 
     /// Expiry and idleness are checked by the caller, so a cached row serves until it changes.
     static let authenticateSQL = """
+        SELECT \(SessionRecord.columns), \(UserRecord.columns)
+        FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.token_hash = ?
+        """
+
+    /// With SQLite's rowids, which the cache's change tracker knows rows by.
+    static let authenticateWithRowIDsSQL = """
         SELECT \(SessionRecord.columns), \(UserRecord.columns), s.rowid AS session_rowid, u.rowid AS user_rowid
         FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = ?
@@ -103,7 +124,7 @@ public struct SessionStore: Sendable {
     /// The user's sessions that have not expired (absolutely, or by idleness when `idleTTL`
     /// is given), newest first.
     public func list(userID: String, now: Int64, idleTTL: Int64? = nil) async throws -> [SessionRecord] {
-        try database.read { connection in
+        try await engine.read { connection in
             try connection.query(
                 """
                 SELECT \(SessionRecord.columns) FROM sessions s
@@ -117,12 +138,12 @@ public struct SessionStore: Sendable {
 
     /// Ends session `id` only if it belongs to `userID`. false when it is unknown, already
     /// ended, or another user's (all 404, so ids of others' sessions cannot be probed).
-    public static func end(id: String, userID: String, in connection: Connection) throws -> Bool {
+    public static func end(id: String, userID: String, in connection: any SQLConnection) throws -> Bool {
         try connection.run("DELETE FROM sessions WHERE id = ? AND user_id = ?", [.text(id), .text(userID)]) > 0
     }
 
     public func end(id: String, userID: String) async throws -> Bool {
-        let ended = try await database.write { try Self.end(id: id, userID: userID, in: $0) }
+        let ended = try await engine.write { try Self.end(id: id, userID: userID, in: $0) }
         cache?.forget(sessionID: id)
         return ended
     }
@@ -133,18 +154,18 @@ public struct SessionStore: Sendable {
 
     /// Ends every session of the user; returns how many there were.
     @discardableResult
-    public static func endAll(userID: String, in connection: Connection) throws -> Int {
+    public static func endAll(userID: String, in connection: any SQLConnection) throws -> Int {
         try connection.run("DELETE FROM sessions WHERE user_id = ?", [.text(userID)])
     }
 
     @discardableResult
     public func endAll(userID: String) async throws -> Int {
-        try await database.write { try Self.endAll(userID: userID, in: $0) }
+        try await engine.write { try Self.endAll(userID: userID, in: $0) }
     }
 
     /// Sessions that have neither expired nor gone idle (`siwa_sessions_active`).
     public func countLive(now: Int64, idleTTL: Int64) async throws -> Int {
-        try database.read { connection in
+        try await engine.read { connection in
             try connection.queryOne(
                 "SELECT COUNT(*) FROM sessions WHERE expires_at > ? AND last_seen_at > ?", [.integer(now), .integer(now - idleTTL)]
             )?.int(0) ?? 0
@@ -154,7 +175,7 @@ public struct SessionStore: Sendable {
     /// Ends every session of the user but `keptID` ("end other sessions"); returns how many.
     @discardableResult
     public func endAll(userID: String, except keptID: String) async throws -> Int {
-        try await database.write {
+        try await engine.write {
             try $0.run("DELETE FROM sessions WHERE user_id = ? AND id <> ?", [.text(userID), .text(keptID)])
         }
     }
@@ -162,7 +183,7 @@ public struct SessionStore: Sendable {
     /// Deletes sessions past their absolute or idle expiry; returns how many.
     @discardableResult
     public func pruneExpired(now: Int64, idleTTL: Int64) async throws -> Int {
-        try await database.write { connection in
+        try await engine.write { connection in
             try connection.run(
                 "DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?", [.integer(now), .integer(now - idleTTL)]
             )
@@ -171,7 +192,7 @@ public struct SessionStore: Sendable {
 
     /// Sets `last_seen_at` for many sessions in the caller's transaction, never moving it back
     /// (touches may arrive out of order). Ended sessions are skipped.
-    static func recordLastSeen(_ seen: [String: Int64], in connection: Connection) throws {
+    static func recordLastSeen(_ seen: [String: Int64], in connection: any SQLConnection) throws {
         for (id, time) in seen {
             try connection.run(
                 "UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?", [.integer(time), .text(id), .integer(time)]

@@ -38,7 +38,7 @@ extension Store {
     public func deleteUser(userID: String, now: Int64, firstAttemptAt: Int64) async throws -> PendingRevocation? {
         let vault = self.vault
         let queue = revocations
-        return try await database.write { connection in
+        return try await engine.write { connection in
             var pending: PendingRevocation?
             if let tokens = try vault.load(userID: userID, in: connection) {
                 let token = tokens.refreshToken.map { ($0, TokenKind.refresh) } ?? tokens.accessToken.map { ($0, TokenKind.access) }
@@ -60,7 +60,7 @@ extension Store {
     public func applyNotification(
         _ events: [AccountEvent], jti: String, now: Int64
     ) async throws -> (outcome: NotificationOutcome, perEvent: [NotificationOutcome]) {
-        try await database.write { connection in
+        try await engine.write { connection in
             if try NotificationLedger.status(jti: jti, in: connection) != nil {
                 return (.duplicate, events.map { _ in .duplicate })
             }
@@ -74,7 +74,7 @@ extension Store {
         }
     }
 
-    private static func apply(_ event: AccountEvent, now: Int64, in connection: Connection) throws -> NotificationOutcome {
+    private static func apply(_ event: AccountEvent, now: Int64, in connection: any SQLConnection) throws -> NotificationOutcome {
         guard let user = try UserStore.user(appleSub: event.subject, in: connection) else { return .ignored }
         switch event.kind {
         case .emailDisabled:
@@ -96,7 +96,7 @@ extension Store {
     /// Apple refused the refresh token stored at `storedAt`: the user's credential is marked
     /// revoked and their sessions end, unless a sign-in stored newer tokens meanwhile (false).
     public func markRevokedIfTokensUnchanged(userID: String, storedAt: Int64, now: Int64) async throws -> Bool {
-        try await database.write { connection -> Bool in
+        try await engine.write { connection -> Bool in
             guard let row = try connection.queryOne("SELECT updated_at FROM apple_tokens WHERE user_id = ?", [.text(userID)]),
                   try row.int64(0) == storedAt
             else { return false }
@@ -108,7 +108,7 @@ extension Store {
     @discardableResult
     public func queueRevocation(clientID: String, token: String, kind: TokenKind, now: Int64) async throws -> Int64 {
         let queue = revocations
-        return try await database.write { connection in
+        return try await engine.write { connection in
             try queue.enqueue(in: connection, userID: nil, clientID: clientID, token: token, kind: kind, now: now, firstAttemptAt: now)
         }
     }

@@ -67,7 +67,7 @@ extension Store {
     public func completeSignIn(_ write: SignInWrite, now: Int64) async throws -> SignedIn {
         let vault = self.vault
         do {
-            return try await database.write { connection in
+            return try await engine.write { connection in
                 if let nonce = write.nonce, let conflict = SignInConflict(try ReplayGuard.consumeNonce(nonce, now: now, in: connection)) {
                     throw conflict
                 }
@@ -92,7 +92,7 @@ extension Store {
     /// code is sent at most once per nonce), and the name and email Apple sends only once are
     /// kept for the next sign-in of `appleSub` should this one fail.
     public func prepareCodeExchange(nonce: String?, appleSub: String, profile: ClientProfile?, now: Int64) async throws {
-        try await database.write { connection in
+        try await engine.write { connection in
             if let nonce, let conflict = SignInConflict(try ReplayGuard.consumeNonce(nonce, now: now, in: connection)) {
                 throw conflict
             }

@@ -4,9 +4,11 @@ import SQLite
 /// named call on this object or one of its parts, and each runs as one transaction. Which
 /// engine holds the rows (SQLite today) is this module's business alone.
 public final class Store: Sendable {
-    let database: Database
+    let engine: any StoreEngine
+    /// The SQLite database when that is the engine (tests count its commits).
+    let database: Database?
     public let users: UserStore
-    /// Sessions, served from a cache that the engine keeps true.
+    /// Sessions; on SQLite served from a cache that the engine keeps true.
     public let sessions: SessionStore
     public let replay: ReplayGuard
     public let pendingProfiles: PendingProfileStore
@@ -20,39 +22,43 @@ public final class Store: Sendable {
     /// Opens the database at `path` (creating it and its folder) with its schema brought up
     /// to date; refuses a database migrated by a newer build. `dataKey` gives the key that seals
     /// Apple's tokens, asked once the database (and its folder) exists.
-    public init(path: String, readers: Int = 4, dataKey: () throws -> [UInt8]) throws {
+    public convenience init(path: String, readers: Int = 4, dataKey: () throws -> [UInt8]) throws {
         let database = try StoreOpener.open(path: path, readers: readers)
         do {
-            let dataKey = try dataKey()
-            vault = try AppleTokenVault(database: database, key: dataKey)
-            revocations = try RevocationQueue(database: database, key: dataKey)
+            try self.init(engine: SQLiteEngine(database: database), database: database, sessionCache: SessionStore.cache(for: database), dataKey: dataKey())
         } catch {
             database.close()
             throw error
         }
+    }
+
+    init(engine: any StoreEngine, database: Database?, sessionCache: SessionCache?, dataKey: [UInt8]) throws {
+        self.engine = engine
         self.database = database
-        users = UserStore(database: database)
-        sessions = SessionStore(database: database, caching: true)
-        replay = ReplayGuard(database: database)
-        pendingProfiles = PendingProfileStore(database: database)
-        webSignIns = WebSignInStore(database: database)
-        refreshSchedule = RefreshValidationSchedule(database: database)
-        serverState = ServerState(database: database)
+        vault = try AppleTokenVault(engine: engine, key: dataKey)
+        revocations = try RevocationQueue(engine: engine, key: dataKey)
+        users = UserStore(engine: engine)
+        sessions = SessionStore(engine: engine, cache: sessionCache)
+        replay = ReplayGuard(engine: engine)
+        pendingProfiles = PendingProfileStore(engine: engine)
+        webSignIns = WebSignInStore(engine: engine)
+        refreshSchedule = RefreshValidationSchedule(engine: engine)
+        serverState = ServerState(engine: engine)
     }
 
     /// Batches `last_seen_at` writes of authenticated requests into one commit per `interval`.
     public func lastSeenBatcher(interval: Int64, now: Int64) -> LastSeenBatcher {
-        LastSeenBatcher(database: database, interval: interval, now: now)
+        LastSeenBatcher(engine: engine, interval: interval, now: now)
     }
 
     /// Whether the database answers a trivial query (for `/readyz`).
-    public func ping() -> Bool { database.ping() }
+    public func ping() async -> Bool { await engine.ping() }
 
     /// Gives the disk space of deleted rows back, a bounded amount per call.
     @discardableResult
-    public func reclaimFreePages() async throws -> Int { try await FreePages.reclaim(database) }
+    public func reclaimFreePages() async throws -> Int { try await engine.reclaimSpace() }
 
-    public func close() { database.close() }
+    public func close() { engine.close() }
 
     // MARK: - Without a running server
 

@@ -39,25 +39,29 @@ public struct ClientProfile: Sendable, Equatable {
 /// Reads and writes `users`. Writes that belong to a larger unit (sign-in, a notification)
 /// are static functions taking the caller's write connection, so they commit with it.
 public struct UserStore: Sendable {
-    private let database: Database
+    private let engine: any StoreEngine
 
     public init(database: Database) {
-        self.database = database
+        self.init(engine: SQLiteEngine(database: database))
+    }
+
+    init(engine: any StoreEngine) {
+        self.engine = engine
     }
 
     public func user(id: String) async throws -> UserRecord? {
-        try database.read { try Self.user(id: id, in: $0) }
+        try await engine.read { try Self.user(id: id, in: $0) }
     }
 
     public func user(appleSub: String) async throws -> UserRecord? {
-        try database.read { try Self.user(appleSub: appleSub, in: $0) }
+        try await engine.read { try Self.user(appleSub: appleSub, in: $0) }
     }
 
-    public static func user(id: String, in connection: Connection) throws -> UserRecord? {
+    public static func user(id: String, in connection: any SQLConnection) throws -> UserRecord? {
         try connection.queryOne("SELECT \(UserRecord.columns) FROM users u WHERE u.id = ?", [.text(id)]).map(UserRecord.init)
     }
 
-    public static func user(appleSub: String, in connection: Connection) throws -> UserRecord? {
+    public static func user(appleSub: String, in connection: any SQLConnection) throws -> UserRecord? {
         try connection.queryOne("SELECT \(UserRecord.columns) FROM users u WHERE u.apple_sub = ?", [.text(appleSub)])
             .map(UserRecord.init)
     }
@@ -72,7 +76,7 @@ public struct UserStore: Sendable {
     /// creation, and an email known only from it is stored unverified. Signing in restores
     /// `apple_credential` to `authorized` (after `consent-revoked`).
     public static func upsertOnSignIn(
-        in connection: Connection, identity: VerifiedIdentity, profile: ClientProfile?, now: Int64
+        in connection: any SQLConnection, identity: VerifiedIdentity, profile: ClientProfile?, now: Int64
     ) throws -> (user: UserRecord, created: Bool) {
         if let existing = try user(appleSub: identity.appleSub, in: connection) {
             if let email = identity.email {
@@ -138,7 +142,7 @@ public struct UserStore: Sendable {
     /// Returns whether anything changed; false also for an unknown `sub`.
     @discardableResult
     public static func setEmailForwarding(
-        in connection: Connection, appleSub: String, enabled: Bool, email: String? = nil, isPrivateEmail: Bool? = nil,
+        in connection: any SQLConnection, appleSub: String, enabled: Bool, email: String? = nil, isPrivateEmail: Bool? = nil,
         now: Int64
     ) throws -> Bool {
         guard let existing = try user(appleSub: appleSub, in: connection) else { return false }
@@ -165,7 +169,7 @@ public struct UserStore: Sendable {
     /// transaction. The user row stays so the next sign-in restores the same account.
     /// Returns whether anything changed.
     @discardableResult
-    public static func markRevoked(in connection: Connection, userID: String, now: Int64) throws -> Bool {
+    public static func markRevoked(in connection: any SQLConnection, userID: String, now: Int64) throws -> Bool {
         let marked = try connection.run(
             "UPDATE users SET apple_credential = 'revoked', updated_at = ? WHERE id = ? AND apple_credential <> 'revoked'",
             [.integer(now), .text(userID)]
@@ -178,23 +182,23 @@ public struct UserStore: Sendable {
     /// Deletes the user; its sessions and stored Apple tokens go with it (ON DELETE CASCADE).
     /// Returns false when there was no such user.
     @discardableResult
-    public static func delete(in connection: Connection, userID: String) throws -> Bool {
+    public static func delete(in connection: any SQLConnection, userID: String) throws -> Bool {
         try connection.run("DELETE FROM users WHERE id = ?", [.text(userID)]) > 0
     }
 
     public func setEmailForwarding(
         appleSub: String, enabled: Bool, email: String? = nil, isPrivateEmail: Bool? = nil, now: Int64
     ) async throws -> Bool {
-        try await database.write {
+        try await engine.write {
             try Self.setEmailForwarding(in: $0, appleSub: appleSub, enabled: enabled, email: email, isPrivateEmail: isPrivateEmail, now: now)
         }
     }
 
     public func markRevoked(userID: String, now: Int64) async throws -> Bool {
-        try await database.write { try Self.markRevoked(in: $0, userID: userID, now: now) }
+        try await engine.write { try Self.markRevoked(in: $0, userID: userID, now: now) }
     }
 
     public func delete(userID: String) async throws -> Bool {
-        try await database.write { try Self.delete(in: $0, userID: userID) }
+        try await engine.write { try Self.delete(in: $0, userID: userID) }
     }
 }

@@ -23,10 +23,14 @@ public struct PendingWebSignIn: Sendable, Equatable {
 public struct WebSignInStore: Sendable {
     public static let lifetime: Int64 = 600
 
-    private let database: Database
+    private let engine: any StoreEngine
 
     public init(database: Database) {
-        self.database = database
+        self.init(engine: SQLiteEngine(database: database))
+    }
+
+    init(engine: any StoreEngine) {
+        self.engine = engine
     }
 
     /// A new sign-in: random state, binding cookie value and nonce (256 bits each, base64url).
@@ -41,7 +45,7 @@ public struct WebSignInStore: Sendable {
         let started = Started(
             state: Base64.url.encode(SecureRandom.bytes(32)), binding: Base64.url.encode(SecureRandom.bytes(32)),
             nonce: Base64.url.encode(SecureRandom.bytes(32)), expiresAt: now + Self.lifetime)
-        try await database.write { connection in
+        try await engine.write { connection in
             _ = try connection.run(
                 "INSERT INTO web_sign_ins(state_hash, binding_hash, nonce, return_to, expires_at) VALUES (?, ?, ?, ?, ?)",
                 [.blob(SHA256.hash(Array(started.state.utf8))), .blob(SHA256.hash(Array(started.binding.utf8))),
@@ -60,7 +64,7 @@ public struct WebSignInStore: Sendable {
     public func consume(state: String, now: Int64) async throws -> Consumed {
         guard !state.isEmpty, state.utf8.count <= 512 else { return .unknown }
         let hash = SHA256.hash(Array(state.utf8))
-        return try await database.write { connection in
+        return try await engine.write { connection in
             guard let row = try connection.queryOne(
                 "DELETE FROM web_sign_ins WHERE state_hash = ? RETURNING binding_hash, nonce, return_to, expires_at", [.blob(hash)])
             else { return .unknown }
@@ -74,6 +78,6 @@ public struct WebSignInStore: Sendable {
     /// Deletes sign-ins whose ten minutes are over; returns how many.
     @discardableResult
     public func prune(now: Int64) async throws -> Int {
-        try await database.write { try $0.run("DELETE FROM web_sign_ins WHERE expires_at <= ?", [.integer(now)]) }
+        try await engine.write { try $0.run("DELETE FROM web_sign_ins WHERE expires_at <= ?", [.integer(now)]) }
     }
 }

@@ -32,7 +32,7 @@ import Testing
             await application.apple.keys.refresh()
         }
 
-        var commits: Int { application.store.database.writerCommitCount }
+        var commits: Int { application.store.database?.writerCommitCount ?? -1 }
 
         func post(_ path: String, _ body: [(String, JSONValue)] = []) async -> (status: Int, json: JSONObject?) {
             let bytes = Array(JSONWriter.string(.object(JSONObject(body))).utf8)

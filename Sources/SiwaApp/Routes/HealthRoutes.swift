@@ -7,7 +7,7 @@ enum HealthRoutes {
         router.add(.get, "/healthz") { _ in .json(200, #"{"status":"ok"}"#) }
 
         router.add(.get, "/readyz") { _ in
-            let reasons = readiness.reasons()
+            let reasons = await readiness.reasons()
             if reasons.isEmpty { return .json(200, #"{"status":"ready"}"#) }
             let list = reasons.map { "\"\($0)\"" }.joined(separator: ",")
             return .json(503, #"{"status":"not_ready","reasons":["# + list + "]}")

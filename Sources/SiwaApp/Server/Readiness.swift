@@ -6,9 +6,9 @@ struct Readiness: Sendable {
     let store: Store
     let keys: KeySetCache
 
-    func reasons() -> [String] {
+    func reasons() async -> [String] {
         var reasons: [String] = []
-        if !store.ping() { reasons.append("database") }
+        if await !store.ping() { reasons.append("database") }
         // Fresh or persisted: either lets tokens be verified.
         if !keys.isLoaded { reasons.append("keys") }
         return reasons

@@ -1,0 +1,45 @@
+import SQLite
+
+/// Where the Store's rows live: SQLite (the embedded default) or PostgreSQL (several
+/// instances). Every call runs `body` as one transaction on a connection of the engine, on a
+/// thread that may block (never an I/O loop's).
+protocol StoreEngine: Sendable {
+    var dialect: SQLDialect { get }
+    /// One write transaction; returns once committed.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
+    /// A read of committed data.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
+    /// A read that blocks the calling thread: for start-up and the command line only.
+    func readBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    func ping() async -> Bool
+    /// Gives the space of deleted rows back to the file system where the engine does not do
+    /// it by itself; returns the pages (or rows) that were free.
+    func reclaimSpace() async throws -> Int
+    func close()
+}
+
+/// The embedded engine: one writer thread with group commit, pooled readers (`SQLite.Database`).
+struct SQLiteEngine: StoreEngine {
+    let database: Database
+
+    var dialect: SQLDialect { .sqlite }
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await database.write { try body($0) }
+    }
+
+    // SQLite reads take microseconds from a pooled connection: run on the caller's thread.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try database.read { try body($0) }
+    }
+
+    func readBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try database.read { try body($0) }
+    }
+
+    func ping() async -> Bool { database.ping() }
+
+    func reclaimSpace() async throws -> Int { try await FreePages.reclaim(database) }
+
+    func close() { database.close() }
+}
