@@ -5,8 +5,8 @@
 //   siwa-server (executable, CLI)
 //     -> SiwaApp (configuration, routes, metrics, logging, assembly)
 //       -> HTTPServer (HTTP/1.1 on epoll sockets)     -> CZlib, CSystem
-//       -> Store (the product's schema and records)   -> SQLite -> CSQLite
-//                                                     -> PostgreSQL -> CLibPQ (libpq; Store's next engine)
+//       -> Store (the schema, records and transactions) -> SQLite -> CSQLite
+//                                                     -> PostgreSQL -> CLibPQ (libpq: several instances)
 //       -> JOSE (JWS, Apple's token rules, client secret) -> JSON, OpenSSLCrypto -> COpenSSL
 //       -> AppleClient (JWKS cache, Apple's REST endpoints) -> HTTPClient (HTTPS) -> TLS
 //   AppleSimulator (apple-sim: Apple's endpoints offline) -> HTTPServer, JOSE, HTTPClient, TLS
@@ -59,7 +59,7 @@ let package = Package(
             dependencies: ["HTTPServer", "HTTPClient", "JOSE", "JSON", "OpenSSLCrypto", "TLS", "WireFormat", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "Store", dependencies: ["SQLite", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
+        .target(name: "Store", dependencies: ["SQLite", "PostgreSQL", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .target(
             name: "SiwaApp",
             dependencies: [
@@ -101,7 +101,7 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TLS", "HTTPServer", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "AppleClientTests", dependencies: ["AppleClient", "AppleSimulator", "HTTPClient", "JOSE", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "AppleSimulatorTests", dependencies: ["AppleSimulator", "HTTPClient", "HTTPServer", "JOSE", "JSON", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "OpenSSLCrypto"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(
             name: "SiwaAppTests",
             dependencies: [

@@ -89,7 +89,9 @@ public struct Migrator: Sendable {
         return recorded
     }
 
-    private static func check(_ recorded: [Int: String], against known: [Migration]) throws {
+    /// Refuses a database migrated by a newer build or with other names for known versions
+    /// (the PostgreSQL migrator shares the rule). `known` is sorted by version.
+    public static func check(_ recorded: [Int: String], against known: [Migration]) throws {
         let newestKnown = known.last?.version ?? 0
         if let newestRecorded = recorded.keys.max(), newestRecorded > newestKnown {
             throw MigrationError.newerThanBuild(recorded: newestRecorded, known: newestKnown)

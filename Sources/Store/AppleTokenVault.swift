@@ -81,8 +81,8 @@ public struct AppleTokenVault: Sendable {
             INSERT INTO apple_tokens(user_id, client_id, refresh_token, access_token, updated_at)
             VALUES (?, ?, ?, ?, ?)
             ON CONFLICT(user_id) DO UPDATE SET
-                refresh_token = CASE WHEN excluded.refresh_token IS NULL AND client_id = excluded.client_id
-                    THEN refresh_token ELSE excluded.refresh_token END,
+                refresh_token = CASE WHEN excluded.refresh_token IS NULL AND apple_tokens.client_id = excluded.client_id
+                    THEN apple_tokens.refresh_token ELSE excluded.refresh_token END,
                 client_id = excluded.client_id,
                 access_token = excluded.access_token,
                 updated_at = excluded.updated_at,

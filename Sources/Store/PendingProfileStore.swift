@@ -33,9 +33,9 @@ public struct PendingProfileStore: Sendable {
             """
             INSERT INTO pending_profiles(apple_sub, given_name, family_name, email, expires_at) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT(apple_sub) DO UPDATE SET
-                given_name = COALESCE(excluded.given_name, given_name),
-                family_name = COALESCE(excluded.family_name, family_name),
-                email = COALESCE(excluded.email, email),
+                given_name = COALESCE(excluded.given_name, pending_profiles.given_name),
+                family_name = COALESCE(excluded.family_name, pending_profiles.family_name),
+                email = COALESCE(excluded.email, pending_profiles.email),
                 expires_at = excluded.expires_at
             """,
             [.text(appleSub), given, family, email, .integer(now + holdTime)]

@@ -37,10 +37,16 @@ public struct RefreshValidationSchedule: Sendable {
         guard pending != nil else { return 0 }
         let spread = max(1, interval / 10)
         return try await engine.write { connection in
-            try connection.run(
+            // A random offset in [0, spread): the engines spell random numbers differently.
+            let offset =
+                switch connection.dialect {
+                case .sqlite: "abs(random() % ?)"
+                case .postgres: "floor(random() * ?)::bigint"
+                }
+            return try connection.run(
                 """
                 UPDATE apple_tokens
-                SET validation_due_at = COALESCE(validated_at, updated_at) + ? - abs(random() % ?)
+                SET validation_due_at = COALESCE(validated_at, updated_at) + ? - \(offset)
                 WHERE refresh_token IS NOT NULL AND validation_due_at IS NULL
                 """,
                 [.integer(interval), .integer(spread)])

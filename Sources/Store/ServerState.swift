@@ -29,10 +29,15 @@ public struct ServerState: Sendable {
     /// Stores `value` under `key`, replacing any previous value; returns once committed.
     public func set(_ key: String, _ value: [UInt8]) async throws {
         try await engine.write { connection in
+            let now =
+                switch connection.dialect {
+                case .sqlite: "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+                case .postgres: #"to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#
+                }
             try connection.run(
                 """
                 INSERT INTO server_state(key, value, updated_at)
-                VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                VALUES (?, ?, \(now))
                 ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
                 """,
                 [.text(key), .blob(value)]

@@ -1,3 +1,4 @@
+import PostgreSQL
 import SQLite
 
 /// The product's database, behind one face: every operation the application performs is a
@@ -46,6 +47,42 @@ public final class Store: Sendable {
         serverState = ServerState(engine: engine)
     }
 
+    /// Opens the store `location` names: a PostgreSQL URL (`postgres://…` or `postgresql://…`,
+    /// as libpq reads it), else a SQLite file path. On PostgreSQL the schema is migrated first,
+    /// under an advisory lock, then a pool of `connections` serves every call.
+    public static func open(_ location: String, connections: Int, dataKey: () throws -> [UInt8]) throws -> Store {
+        guard isPostgres(location) else { return try Store(path: location, readers: connections, dataKey: dataKey) }
+        try migratePostgres(location)
+        let pool = try PostgresEngine.mappingUnavailable { try PostgresPool(location, size: connections, applicationName: "siwa-server") }
+        do {
+            return try Store(engine: PostgresEngine(pool: pool, url: location), database: nil, sessionCache: nil, dataKey: dataKey())
+        } catch {
+            pool.close()
+            throw error
+        }
+    }
+
+    /// Whether `location` is a PostgreSQL URL rather than a SQLite path.
+    public static func isPostgres(_ location: String) -> Bool {
+        location.hasPrefix("postgres://") || location.hasPrefix("postgresql://")
+    }
+
+    /// `location` fit for logs and reports: a URL's password replaced by `***`.
+    public static func redacted(_ location: String) -> String {
+        guard isPostgres(location), let slash = location.firstIndex(of: "/") else { return location }
+        let rest = location[location.index(slash, offsetBy: 2)...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return location }
+        return String(location[...colon]) + "***" + String(location[at...])
+    }
+
+    @discardableResult
+    static func migratePostgres(_ url: String) throws -> [Migration] {
+        let connection = try PostgresEngine.mappingUnavailable { try PostgresConnection(url, applicationName: "siwa-server migrate") }
+        defer { connection.close() }
+        return try PostgresSchema.migrate(connection)
+    }
+
     /// Batches `last_seen_at` writes of authenticated requests into one commit per `interval`.
     public func lastSeenBatcher(interval: Int64, now: Int64) -> LastSeenBatcher {
         LastSeenBatcher(engine: engine, interval: interval, now: now)
@@ -64,12 +101,14 @@ public final class Store: Sendable {
 
     /// The `migrate` command: applies pending migrations; returns those applied.
     public static func migrate(path: String) throws -> [(version: Int, name: String)] {
-        try StoreOpener.migrate(path: path).map { ($0.version, $0.name) }
+        let applied = isPostgres(path) ? try migratePostgres(path) : try StoreOpener.migrate(path: path)
+        return applied.map { ($0.version, $0.name) }
     }
 
     /// What `check-config` says about a database: it opens, takes a write lock, and holds a
     /// schema this build understands.
     public static func inspect(path: String) -> (ok: Bool, detail: String) {
+        if isPostgres(path) { return inspectPostgres(path) }
         do {
             let database = try Database(path: path, readers: 1)
             defer { database.close() }
@@ -85,6 +124,22 @@ public final class Store: Sendable {
             return (true, "writable, schema version \(version ?? 0) of \(Schema.version)")
         } catch {
             return (false, "\(error)")
+        }
+    }
+
+    /// PostgreSQL: it answers, and its schema is one this build understands.
+    private static func inspectPostgres(_ url: String) -> (ok: Bool, detail: String) {
+        do {
+            let connection = try PostgresConnection(url, applicationName: "siwa-server check-config")
+            defer { connection.close() }
+            let exists = try connection.queryOne("SELECT to_regclass('schema_migrations') IS NOT NULL")?.bool(0) ?? false
+            let version = exists ? try connection.queryOne("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")?.int(0) ?? 0 : 0
+            if version > Schema.version {
+                return (false, "PostgreSQL answers; schema version \(version) is newer than this build (\(Schema.version))")
+            }
+            return (true, "PostgreSQL \(connection.serverVersion / 10000) answers, schema version \(version) of \(Schema.version)")
+        } catch {
+            return (false, "PostgreSQL: \(error)")
         }
     }
 }

@@ -85,7 +85,7 @@ public struct UserStore: Sendable {
                 try connection.run(
                     """
                     UPDATE users SET email = ?, email_verified = ?, is_private_email = ?,
-                        email_forwarding = CASE WHEN ? THEN COALESCE(email_forwarding, 'enabled') ELSE NULL END
+                        email_forwarding = CASE WHEN ? = 1 THEN COALESCE(email_forwarding, 'enabled') ELSE NULL END
                     WHERE id = ?
                     """,
                     [.text(email), SQLiteValue(identity.emailVerified), SQLiteValue(identity.isPrivateEmail),

@@ -22,10 +22,10 @@ struct MigrateCommand: ParsableCommand {
         do {
             let applied = try Store.migrate(path: configuration.database)
             if applied.isEmpty {
-                print("database \(configuration.database) is up to date (schema version \(Schema.version))")
+                print("database \(Store.redacted(configuration.database)) is up to date (schema version \(Schema.version))")
             } else {
                 for migration in applied { print("applied \(migration.version) \(migration.name)") }
-                print("database \(configuration.database) is at schema version \(Schema.version)")
+                print("database \(Store.redacted(configuration.database)) is at schema version \(Schema.version)")
             }
         } catch {
             LoggingSetup.reportFatal("migrate failed: \(error)", format: configuration.logFormat)

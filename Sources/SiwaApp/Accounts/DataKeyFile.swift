@@ -1,6 +1,7 @@
 import Glibc
 import Logging
 import OpenSSLCrypto
+import Store
 
 /// The key that seals Apple's tokens at rest (SPEC §3 `data_key`). When the configuration has
 /// none, a random one is kept in `data.key` beside the database, created with mode 0600 — and a
@@ -13,6 +14,11 @@ enum DataKeyFile {
 
     static func key(for configuration: Configuration, logger: Logger) throws(Failure) -> [UInt8] {
         if let key = configuration.dataKey { return key }
+        // Instances sharing a PostgreSQL database must seal with one key; a file on each
+        // machine would differ.
+        if Store.isPostgres(configuration.database) {
+            throw Failure(description: "data_key must be set when database is PostgreSQL: every instance seals with the same key")
+        }
         let path = folder(of: configuration.database) + "/data.key"
         if let existing = FileBytes.read(path, limit: 1024) {
             guard existing.count == AESGCM.keyBytes else {

@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
+import Store
 import WireFormat
 
 extension Configuration {
@@ -120,7 +121,7 @@ extension Configuration {
         if let text = try reader.string(.database) {
             // A NUL would silently cut the path short at the C boundary.
             guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-                throw ConfigurationError(.database, "\(ConfigurationError.quote(text)) contains control characters")
+                throw ConfigurationError(.database, "\(ConfigurationError.quote(Store.redacted(text))) contains control characters")
             }
             database = text
         }

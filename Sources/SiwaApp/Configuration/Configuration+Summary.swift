@@ -1,3 +1,4 @@
+import Store
 extension Configuration {
     /// Every key with its effective value, in SPEC order, for `check-config` to print.
     /// Secrets appear only as `set (N bytes)` or `not set`.
@@ -11,7 +12,7 @@ extension Configuration {
             switch key {
             case .listen: value = listen.description
             case .publicURL: value = publicURL
-            case .database: value = database
+            case .database: value = Store.redacted(database)
             case .teamID: value = optional(teamID)
             case .keyID: value = optional(keyID)
             case .privateKey: value = secret(privateKeyPEM?.utf8.count)

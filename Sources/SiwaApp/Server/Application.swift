@@ -38,7 +38,7 @@ public final class Application: Sendable {
         // The vault's key is settled at start: a missing or unusable key stops the server here,
         // not at the first sign-in.
         var dataKey: [UInt8] = []
-        let store = try Store(path: configuration.database, readers: configuration.threads + 2) {
+        let store = try Store.open(configuration.database, connections: configuration.threads + 2) {
             dataKey = try DataKeyFile.key(for: configuration, logger: logger)
             return dataKey
         }

@@ -1,6 +1,7 @@
 import HTTPServer
 import JSON
 import Logging
+import Store
 
 /// A refusal a handler decided on, answered in SPEC §4's error shape.
 struct APIError: Error, Sendable {
@@ -90,6 +91,8 @@ struct ErrorResponses: Sendable {
             case .keysUnavailable: return json(503, code: "keys_unavailable", description: "Apple's signing keys are not available yet")
             case .internalError: return json(500, code: "internal_error", description: "the sign-in could not be stored")
             }
+        case is StoreUnavailable:
+            return json(503, code: "database_unavailable", description: "the database is unavailable; try again shortly")
         case let failure as NotificationProcessor.Refusal:
             switch failure {
             case .malformed: return json(400, code: "invalid_request", description: "the body must be a JSON object with a string \"payload\"")

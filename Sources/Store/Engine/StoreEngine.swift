@@ -6,6 +6,7 @@ import SQLite
 protocol StoreEngine: Sendable {
     var dialect: SQLDialect { get }
     /// One write transaction; returns once committed.
+    @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
     /// A read of committed data.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
@@ -24,6 +25,7 @@ struct SQLiteEngine: StoreEngine {
 
     var dialect: SQLDialect { .sqlite }
 
+    @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try await database.write { try body($0) }
     }

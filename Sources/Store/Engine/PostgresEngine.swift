@@ -1,0 +1,131 @@
+import PostgreSQL
+import SQLite
+import Synchronization
+
+/// The engine of several instances: a pool of libpq connections on worker threads (libpq
+/// blocks), each call one transaction. A database that cannot be reached is `StoreUnavailable`.
+struct PostgresEngine: StoreEngine {
+    let pool: PostgresPool
+    let url: String
+
+    var dialect: SQLDialect { .postgres }
+
+    @discardableResult
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await Self.mappingUnavailable {
+            try await pool.transaction { try body(PostgresSession($0)) }
+        }
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await Self.mappingUnavailable {
+            try await pool.withConnection { try body(PostgresSession($0)) }
+        }
+    }
+
+    /// A connection of its own: the pool has no blocking face, and this runs once at start.
+    func readBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        let connection = try Self.mappingUnavailable { try PostgresConnection(url) }
+        defer { connection.close() }
+        return try body(PostgresSession(connection))
+    }
+
+    func ping() async -> Bool { await pool.ping() }
+
+    // PostgreSQL's autovacuum keeps space in use; nothing to do here.
+    func reclaimSpace() async throws -> Int { 0 }
+
+    func close() { pool.close() }
+
+    static func mappingUnavailable<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PostgresError where error.isConnectionFailure || error.isPoolExhausted {
+            throw StoreUnavailable(reason: error.isPoolExhausted ? "every database connection is busy" : "the database cannot be reached")
+        }
+    }
+
+    static func mappingUnavailable<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PostgresError where error.isConnectionFailure || error.isPoolExhausted {
+            throw StoreUnavailable(reason: "the database cannot be reached")
+        }
+    }
+}
+
+/// The database cannot take the request now (PostgreSQL down, restarting, or every pooled
+/// connection busy): answered 503 `database_unavailable`, nothing was changed.
+public struct StoreUnavailable: Error, Sendable, CustomStringConvertible {
+    public let reason: String
+    public var description: String { reason }
+}
+
+/// A PostgreSQL connection as the Store's SQL sees it: `?` placeholders numbered `$1…`, values
+/// and rows in the SQLite layer's types.
+final class PostgresSession: SQLConnection {
+    let connection: PostgresConnection
+
+    init(_ connection: PostgresConnection) {
+        self.connection = connection
+    }
+
+    var dialect: SQLDialect { .postgres }
+
+    func run(_ sql: String, _ parameters: [SQLiteValue]) throws -> Int {
+        try connection.run(Self.numbered(sql), parameters.map(Self.value))
+    }
+
+    func query(_ sql: String, _ parameters: [SQLiteValue]) throws -> [Row] {
+        let rows = try connection.query(Self.numbered(sql), parameters.map(Self.value))
+        guard let first = rows.first else { return [] }
+        return Row.rows(columnNames: first.columnNames, values: rows.map { row in (0..<row.count).map { Self.value(row[$0]) } })
+    }
+
+    func queryOne(_ sql: String, _ parameters: [SQLiteValue]) throws -> Row? {
+        try query(sql, parameters).first
+    }
+
+    static func value(_ value: SQLiteValue) -> PostgresValue {
+        switch value {
+        case .null: .null
+        case .integer(let number): .integer(number)
+        case .real(let number): .real(number)
+        case .text(let text): .text(text)
+        case .blob(let bytes): .blob(bytes)
+        }
+    }
+
+    static func value(_ value: PostgresValue) -> SQLiteValue {
+        switch value {
+        case .null: .null
+        case .integer(let number): .integer(number)
+        case .real(let number): .real(number)
+        case .text(let text): .text(text)
+        case .blob(let bytes): .blob(bytes)
+        case .boolean(let flag): .integer(flag ? 1 : 0)
+        }
+    }
+
+    /// The Store's statements are a fixed set: each is numbered once.
+    private static let numberedSQL = Mutex<[String: String]>([:])
+
+    /// `?` outside quotes becomes `$1`, `$2`, …, as PostgreSQL numbers parameters.
+    static func numbered(_ sql: String) -> String {
+        if let known = numberedSQL.withLock({ $0[sql] }) { return known }
+        var result = ""
+        var index = 0
+        var inQuote = false
+        for character in sql {
+            if character == "'" { inQuote.toggle() }
+            if character == "?", !inQuote {
+                index += 1
+                result += "$\(index)"
+            } else {
+                result.append(character)
+            }
+        }
+        numberedSQL.withLock { $0[sql] = result }
+        return result
+    }
+}

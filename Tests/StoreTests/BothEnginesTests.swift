@@ -1,0 +1,185 @@
+import Foundation
+import OpenSSLCrypto
+import Store
+import Testing
+import TestSupport
+import WireFormat
+
+/// The Store's named operations, one body run on SQLite and on PostgreSQL (issue 13). Each
+/// test gets a fresh database: a file in a temporary folder, or a new PostgreSQL database in
+/// the test process's throwaway cluster.
+@Suite(.timeLimit(.minutes(2)))
+struct BothEnginesTests {
+    enum Engine: String, CaseIterable, Sendable {
+        case sqlite, postgres
+
+        /// PostgreSQL only where its tests run (always under CI; skipped loudly elsewhere).
+        static var available: [Engine] { PostgresCluster.testsEnabled ? allCases : [.sqlite] }
+    }
+
+    static let key = [UInt8](repeating: 0x42, count: 32)
+
+    static func withStore(_ engine: Engine, _ body: (Store) async throws -> Void) async throws {
+        switch engine {
+        case .sqlite:
+            try await withTemporaryFolder { folder in
+                let store = try Store.open(folder + "/siwa.sqlite3", connections: 2) { key }
+                defer { store.close() }
+                try await body(store)
+            }
+        case .postgres:
+            let url = try await PostgresCluster.shared().makeDatabase()
+            let store = try Store.open(url, connections: 2) { key }
+            defer { store.close() }
+            try await body(store)
+        }
+    }
+
+    static func signIn(_ store: Store, sub: String, token: String, nonce: String? = nil, grant: AppleTokenGrant? = nil, now: Int64 = 1_000)
+        async throws -> Store.SignedIn
+    {
+        var write = SignInWrite(
+            identity: VerifiedIdentity(appleSub: sub, email: "\(sub)@privaterelay.appleid.com", emailVerified: true, isPrivateEmail: true),
+            tokenHash: SHA256.hash(token), tokenExpiresAt: now + 600, sessionTTL: 86_400)
+        write.nonce = nonce
+        write.appleTokens = grant
+        write.deviceName = "iPhone"
+        return try await store.completeSignIn(write, now: now)
+    }
+
+    @Test(arguments: Engine.available)
+    func aSignInMakesAUserAndASessionThatAuthenticatesUntilItEnds(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let first = try await Self.signIn(store, sub: "sub-1", token: "token-1")
+            #expect(first.created)
+            let found = try #require(try await store.sessions.authenticate(token: first.session.token, now: 1_001, idleTTL: 3_600))
+            #expect(found.1.appleSub == "sub-1")
+            #expect(found.1.email == "sub-1@privaterelay.appleid.com")
+            #expect(found.1.isPrivateEmail)
+
+            let again = try await Self.signIn(store, sub: "sub-1", token: "token-2")
+            #expect(!again.created)
+            #expect(again.user.id == first.user.id)
+            #expect(try await store.sessions.list(userID: first.user.id, now: 1_001).count == 2)
+
+            #expect(try await store.sessions.end(id: first.session.record.id, userID: first.user.id))
+            #expect(try await store.sessions.authenticate(token: first.session.token, now: 1_001, idleTTL: 3_600) == nil)
+            #expect(try await store.sessions.end(id: first.session.record.id, userID: first.user.id) == false)
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func aReplayedTokenOrNonceKeepsNothing(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            _ = try await Self.signIn(store, sub: "sub-2", token: "token-1")
+            await #expect(throws: SignInConflict.tokenReplayed) { try await Self.signIn(store, sub: "sub-2", token: "token-1") }
+            #expect(try await store.replay.isUsed(SHA256.hash("token-1")))
+
+            let nonce = try await store.replay.issueNonce(now: 1_000)
+            _ = try await Self.signIn(store, sub: "sub-3", token: "token-3", nonce: nonce.value)
+            await #expect(throws: SignInConflict.nonceReplayed) {
+                try await Self.signIn(store, sub: "sub-4", token: "token-4", nonce: nonce.value)
+            }
+            // The refused sign-in created nobody and left its token unused.
+            #expect(try await store.users.user(appleSub: "sub-4") == nil)
+            #expect(try await store.replay.isUsed(SHA256.hash("token-4")) == false)
+
+            let late = try await store.replay.issueNonce(now: 1_000)
+            await #expect(throws: SignInConflict.nonceExpired) {
+                try await Self.signIn(store, sub: "sub-5", token: "token-5", nonce: late.value, now: 1_000 + 601)
+            }
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func theOneTimeProfileIsKeptBeforeAppleAndAdoptedAfter(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            try await store.prepareCodeExchange(nonce: nil, appleSub: "sub-6", profile: ClientProfile(givenName: "Ada", familyName: "Lovelace"), now: 1_000)
+            let signedIn = try await Self.signIn(store, sub: "sub-6", token: "token-6")
+            #expect(signedIn.user.givenName == "Ada")
+            #expect(signedIn.user.familyName == "Lovelace")
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func deletingAUserQueuesItsAppleTokenAndEndsEverything(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let signedIn = try await Self.signIn(
+                store, sub: "sub-7", token: "token-7", grant: AppleTokenGrant(clientID: "com.example.app", refreshToken: "r-7", accessToken: "a-7"))
+            #expect(try await store.vault.load(userID: signedIn.user.id)?.refreshToken == "r-7")
+
+            let queued = try #require(try await store.deleteUser(userID: signedIn.user.id, now: 2_000, firstAttemptAt: 2_003))
+            #expect(queued.token == "r-7")
+            #expect(queued.kind == .refresh)
+            #expect(try await store.users.user(id: signedIn.user.id) == nil)
+            #expect(try await store.sessions.authenticate(token: signedIn.session.token, now: 2_000, idleTTL: 3_600) == nil)
+            #expect(try await store.vault.load(userID: signedIn.user.id) == nil)
+
+            #expect(try await store.revocations.due(now: 2_002).isEmpty)
+            let due = try await store.revocations.due(now: 2_003)
+            #expect(due.map(\.id) == [queued.id])
+            #expect(due.first?.token == "r-7")
+            try await store.revocations.complete(id: queued.id)
+            #expect(try await store.revocations.depth().count == 0)
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func aNotificationAppliesOnceAndEndsSessionsOnConsentRevoked(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let signedIn = try await Self.signIn(store, sub: "sub-8", token: "token-8")
+            let disabled = try await store.applyNotification([AccountEvent(kind: .emailDisabled, subject: "sub-8")], jti: "j-1", now: 1_100)
+            #expect(disabled.outcome == .processed)
+            #expect(try await store.users.user(appleSub: "sub-8")?.emailForwarding == .disabled)
+            #expect(try await store.applyNotification([AccountEvent(kind: .emailDisabled, subject: "sub-8")], jti: "j-1", now: 1_101).outcome == .duplicate)
+            #expect(try await store.applyNotification([AccountEvent(kind: .consentRevoked, subject: "nobody")], jti: "j-2", now: 1_102).outcome == .ignored)
+
+            #expect(try await store.applyNotification([AccountEvent(kind: .consentRevoked, subject: "sub-8")], jti: "j-3", now: 1_103).outcome == .processed)
+            #expect(try await store.users.user(appleSub: "sub-8")?.appleCredential == .revoked)
+            #expect(try await store.sessions.authenticate(token: signedIn.session.token, now: 1_104, idleTTL: 3_600) == nil)
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func webSignInStatesAreUsedOnce(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let started = try await store.webSignIns.start(returnTo: "/account", now: 1_000)
+            guard case .found(let pending) = try await store.webSignIns.consume(state: started.state, now: 1_001) else {
+                Issue.record("the state was not found")
+                return
+            }
+            #expect(pending.returnTo == "/account")
+            #expect(pending.nonce == started.nonce)
+            #expect(pending.isBound(to: started.binding))
+            #expect(try await store.webSignIns.consume(state: started.state, now: 1_002) == .unknown)
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func refreshTokensAreScheduledAndARevokedOneIsMarkedOnlyIfUnchanged(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let signedIn = try await Self.signIn(
+                store, sub: "sub-9", token: "token-9", grant: AppleTokenGrant(clientID: "com.example.app", refreshToken: "r-9", accessToken: "a-9"))
+            #expect(try await store.refreshSchedule.scheduleNew(interval: 86_400) == 1)
+            let dueAt = try #require(try await store.refreshSchedule.dueAt(userID: signedIn.user.id))
+            #expect(dueAt > 1_000 + 86_400 - 8_641 && dueAt <= 1_000 + 86_400)
+
+            #expect(try await store.markRevokedIfTokensUnchanged(userID: signedIn.user.id, storedAt: 999, now: 2_000) == false)
+            #expect(try await store.markRevokedIfTokensUnchanged(userID: signedIn.user.id, storedAt: 1_000, now: 2_000))
+            #expect(try await store.users.user(id: signedIn.user.id)?.appleCredential == .revoked)
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func serverStateKeepsBytesExactly(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let bytes = (0...255).map(UInt8.init)
+            try await store.serverState.set("blob", bytes)
+            #expect(try store.serverState.get("blob") == bytes)
+            try await store.serverState.set("blob", [1])
+            #expect(try store.serverState.get("blob") == [1])
+            #expect(try await store.serverState.updatedAt("blob")?.hasSuffix("Z") == true)
+            #expect(await store.ping())
+        }
+    }
+}
