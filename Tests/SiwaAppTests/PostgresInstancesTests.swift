@@ -1,0 +1,103 @@
+import AppleSimulator
+import Foundation
+import JSON
+import Testing
+import TestSupport
+@testable import SiwaApp
+
+/// siwa-server on PostgreSQL (SPEC §11): two instances on one database behave as one, and a
+/// database that goes away gives clean 503s and comes back without a restart.
+@Suite(
+    .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"),
+    .timeLimit(.minutes(2)))
+struct PostgresInstancesTests {
+    static let app = "com.example.pg"
+    static let dataKey = [UInt8](repeating: 7, count: 32)
+
+    /// An instance on `url`, trusting `simulator` (the other instance's, when given).
+    static func instance(url: String, sharing simulator: AppleIDSimulator? = nil) async throws -> ApplicationTests.Harness {
+        let harness = try ApplicationTests.Harness {
+            $0.database = url
+            $0.dataKey = Self.dataKey
+            $0.clientIDs = [Self.app]
+            if let simulator {
+                $0.appleBaseURL = simulator.baseURL
+                $0.teamID = simulator.teamID
+                $0.keyID = simulator.keyID
+                $0.privateKeyPEM = simulator.developerKeyPEM
+            }
+        }
+        _ = try await harness.waitUntilReady()
+        return harness
+    }
+
+    static func signIn(_ harness: ApplicationTests.Harness, simulator: AppleIDSimulator, sub: String) async throws -> String {
+        let token = try simulator.issueCode(sub: sub, clientID: app, nonce: "n").identityToken
+        let body = JSONWriter.string(.object(JSONObject([("identity_token", .string(token)), ("nonce", .string("n"))])))
+        let reply = try await HTTPGet.raw(
+            port: harness.application.port,
+            "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        let json = try JSONParser.parse(reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()).object
+        return try #require(json?["session"]?.object?["token"]?.string, "\(reply)")
+    }
+
+    static func me(_ harness: ApplicationTests.Harness, _ session: String) async throws -> Int {
+        try await harness.get("/api/me", headers: ["Authorization": "Bearer \(session)"]).status
+    }
+
+    @Test func twoInstancesOnOneDatabaseShareSessionsAndTheirEnd() async throws {
+        let url = try await PostgresCluster.shared().makeDatabase()
+        let a = try await Self.instance(url: url)
+        let b = try await Self.instance(url: url, sharing: a.simulator)
+        let sub = "000800.00000000000000000000000000000800.0800"
+
+        let session = try await Self.signIn(a, simulator: a.simulator, sub: sub)
+        #expect(try await Self.me(b, session) == 200, "a session made on A works on B")
+        let logout = try await HTTPGet.raw(
+            port: b.application.port,
+            "POST /api/logout HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\nContent-Length: 0\r\n\r\n")
+        #expect(logout.hasPrefix("HTTP/1.1 204"))
+        #expect(try await Self.me(a, session) == 401, "ended on B, refused on A at once")
+
+        // A notification delivered to A ends the sessions used on B.
+        let second = try await Self.signIn(b, simulator: a.simulator, sub: sub)
+        #expect(try await Self.me(b, second) == 200)
+        let delivered = try await a.simulator.notify(
+            NotificationEvent(type: "consent-revoked", sub: sub, clientID: Self.app),
+            to: "http://127.0.0.1:\(a.application.port)/apple/notifications")
+        #expect(delivered.status == 200)
+        #expect(try await Self.me(b, second) == 401)
+
+        await b.stop()
+        await a.stop()
+    }
+
+    @Test func aStoppedDatabaseGives503sAndRecoversWithoutARestart() async throws {
+        // A cluster of its own: pausing the shared one would fail other tests.
+        let cluster = try await PostgresCluster.start()
+        let url = try await cluster.makeDatabase()
+        let harness = try await Self.instance(url: url)
+        let session = try await Self.signIn(harness, simulator: harness.simulator, sub: "000801.00000000000000000000000000000801.0801")
+        #expect(try await Self.me(harness, session) == 200)
+
+        try await cluster.pause()
+        let down = try await harness.get("/api/me", headers: ["Authorization": "Bearer \(session)"])
+        #expect(down.status == 503)
+        #expect(down.body.contains("database_unavailable"))
+        let ready = try await harness.get("/readyz")
+        #expect(ready.status == 503)
+        #expect(ready.body.contains("database"))
+        #expect(try await harness.get("/healthz").status == 200)
+
+        try await cluster.resume()
+        var status = 0
+        for _ in 0..<100 {
+            status = try await Self.me(harness, session)
+            if status == 200 { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(status == 200, "the pool reconnected by itself")
+        await harness.stop()
+        try await cluster.stop()
+    }
+}
