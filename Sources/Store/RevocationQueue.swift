@@ -65,7 +65,30 @@ public struct RevocationQueue: Sendable {
                 "SELECT id, client_id, token, token_kind, attempts, created_at FROM revocations WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
                 [.integer(now), .integer(Int64(limit))])
         }
-        return rows.compactMap { row in
+        return pending(rows)
+    }
+
+    /// Takes the revocations due at `now` for this worker: each row's next attempt moves to
+    /// `now + lease` in the same statement, so no other instance takes it meanwhile, and if
+    /// this one dies mid-attempt another takes the row once the lease has passed (SPEC §11).
+    /// On PostgreSQL, `SKIP LOCKED` lets instances that claim at once take disjoint rows.
+    public func claimDue(now: Int64, lease: Int64, limit: Int = 32) async throws -> [PendingRevocation] {
+        let rows = try await engine.write { connection in
+            let lock = connection.dialect == .postgres ? "FOR UPDATE SKIP LOCKED" : ""
+            return try connection.query(
+                """
+                UPDATE revocations SET next_attempt_at = ?
+                WHERE id IN (
+                    SELECT id FROM revocations WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ? \(lock))
+                RETURNING id, client_id, token, token_kind, attempts, created_at
+                """,
+                [.integer(now + lease), .integer(now), .integer(Int64(limit))])
+        }
+        return pending(rows).sorted { $0.createdAt < $1.createdAt }
+    }
+
+    private func pending(_ rows: [Row]) -> [PendingRevocation] {
+        rows.compactMap { row in
             // The schema allows only the two kinds, so `kind` is never nil for a row written here.
             guard let clientID = try? row.string("client_id"), let kind = (try? row.string("token_kind")).flatMap(TokenKind.init),
                   let sealed = try? row.blob("token"),

@@ -183,3 +183,26 @@ struct BothEnginesTests {
         }
     }
 }
+
+extension BothEnginesTests {
+    @Test(arguments: Engine.available)
+    func claimedRevocationsAreLeasedAndConcurrentClaimsAreDisjoint(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            var ids: Set<Int64> = []
+            for index in 0..<20 {
+                ids.insert(try await store.queueRevocation(clientID: "com.example.app", token: "t-\(index)", kind: .refresh, now: 1_000))
+            }
+            // Two workers claim at once; each row goes to exactly one of them.
+            async let first = store.revocations.claimDue(now: 1_000, lease: 120, limit: 15)
+            async let second = store.revocations.claimDue(now: 1_000, lease: 120, limit: 15)
+            let (one, two) = try await (first, second)
+            #expect(Set(one.map(\.id)).isDisjoint(with: two.map(\.id)))
+            #expect(Set(one.map(\.id)).union(two.map(\.id)) == ids)
+            #expect(one.allSatisfy { $0.token.hasPrefix("t-") })
+
+            // Leased: not due again until the lease has passed (a worker that died mid-attempt).
+            #expect(try await store.revocations.claimDue(now: 1_119, lease: 120).isEmpty)
+            #expect(try await store.revocations.claimDue(now: 1_120, lease: 120, limit: 100).count == 20)
+        }
+    }
+}

@@ -92,10 +92,15 @@ struct Revoker: Sendable {
         return Swift.max(1, capped + jitter)
     }
 
-    /// Works the queue until cancelled: every second, the rows that are due.
+    /// How long a claimed row is this worker's: longer than an attempt can take (the client's
+    /// deadlines), so an instance that dies mid-attempt leaves the row to another after it.
+    static let lease: Int64 = 120
+
+    /// Works the queue until cancelled: every second, the rows that are due, claimed so that
+    /// several instances never send the same revocation at once.
     func run() async {
         while !Task.isCancelled {
-            if let due = try? await queue.due(now: clock()) {
+            if let due = try? await queue.claimDue(now: clock(), lease: Self.lease) {
                 for revocation in due where !Task.isCancelled {
                     _ = await attempt(revocation)
                 }
