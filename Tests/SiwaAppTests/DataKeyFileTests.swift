@@ -46,4 +46,12 @@ import Testing
         damaged.listen = ListenAddress(host: "127.0.0.1", port: 0)
         #expect(throws: (any Error).self) { try Application(configuration: damaged) }
     }
+
+    @Test func postgreSQLNeedsASharedDataKey() throws {
+        var configuration = Configuration()
+        configuration.database = "postgres://siwa@127.0.0.1:1/siwa"
+        #expect(throws: DataKeyFile.Failure.self) { try DataKeyFile.key(for: configuration, logger: Logger(label: "test")) }
+        configuration.dataKey = [UInt8](repeating: 9, count: 32)
+        #expect(try DataKeyFile.key(for: configuration, logger: Logger(label: "test")) == [UInt8](repeating: 9, count: 32))
+    }
 }

@@ -206,3 +206,14 @@ extension BothEnginesTests {
         }
     }
 }
+
+@Suite struct StoreLocationTests {
+    @Test func aURLsPasswordNeverReachesAReport() {
+        #expect(Store.redacted("postgres://siwa:secret@db:5432/siwa") == "postgres://siwa:***@db:5432/siwa")
+        #expect(Store.redacted("postgresql://u:p@ss:w@[::1]:5432/db?sslmode=require") == "postgresql://u:***@[::1]:5432/db?sslmode=require")
+        #expect(Store.redacted("postgres://siwa@db/siwa") == "postgres://siwa@db/siwa")
+        #expect(Store.redacted("data/siwa.sqlite3") == "data/siwa.sqlite3")
+        #expect(Store.isPostgres("postgres://x") && Store.isPostgres("postgresql://x"))
+        #expect(!Store.isPostgres("data/postgres://x"))
+    }
+}
