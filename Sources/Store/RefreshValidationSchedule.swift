@@ -70,6 +70,31 @@ public struct RefreshValidationSchedule: Sendable {
         }
     }
 
+    /// Takes the tokens due at `now` for this validator: their due time moves to `now + lease`
+    /// in the same transaction, so no other instance asks Apple about them meanwhile, and an
+    /// instance that dies mid-batch leaves them to another once the lease has passed.
+    public func claimDue(now: Int64, idleTTL: Int64, limit: Int, lease: Int64) async throws -> [Due] {
+        try await engine.write { connection in
+            let lock = connection.dialect == .postgres ? "FOR UPDATE SKIP LOCKED" : ""
+            let claimed = try connection.query(
+                """
+                UPDATE apple_tokens SET validation_due_at = ?
+                WHERE user_id IN (
+                    SELECT user_id FROM apple_tokens WHERE refresh_token IS NOT NULL AND validation_due_at <= ?
+                    ORDER BY validation_due_at LIMIT ? \(lock))
+                RETURNING user_id
+                """,
+                [.integer(now + lease), .integer(now), .integer(Int64(limit))]
+            ).map { try $0.string(0) }
+            return try claimed.sorted().map { userID in
+                let live = try connection.queryOne(
+                    "SELECT 1 FROM sessions WHERE user_id = ? AND expires_at > ? AND last_seen_at > ? LIMIT 1",
+                    [.text(userID), .integer(now), .integer(now - idleTTL)])
+                return Due(userID: userID, hasLiveSession: live != nil)
+            }
+        }
+    }
+
     /// Apple accepted the token at `now`; next due at `nextDueAt`.
     public func recordValidated(userID: String, now: Int64, nextDueAt: Int64) async throws {
         try await engine.write {

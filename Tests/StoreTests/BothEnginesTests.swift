@@ -217,3 +217,27 @@ extension BothEnginesTests {
         #expect(!Store.isPostgres("data/postgres://x"))
     }
 }
+
+extension BothEnginesTests {
+    @Test(arguments: Engine.available)
+    func dueRefreshTokensAreClaimedOnceWithALease(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            var users: Set<String> = []
+            for index in 0..<6 {
+                let signedIn = try await Self.signIn(
+                    store, sub: "lease-\(index)", token: "lease-token-\(index)",
+                    grant: AppleTokenGrant(clientID: "com.example.app", refreshToken: "r-\(index)", accessToken: "a-\(index)"))
+                users.insert(signedIn.user.id)
+            }
+            #expect(try await store.refreshSchedule.scheduleNew(interval: 100) == 6)
+            async let first = store.refreshSchedule.claimDue(now: 1_200, idleTTL: 86_400, limit: 4, lease: 300)
+            async let second = store.refreshSchedule.claimDue(now: 1_200, idleTTL: 86_400, limit: 4, lease: 300)
+            let (one, two) = try await (first, second)
+            #expect(Set(one.map(\.userID)).isDisjoint(with: two.map(\.userID)))
+            #expect(Set(one.map(\.userID)).union(two.map(\.userID)) == users)
+            #expect((one + two).allSatisfy { $0.hasLiveSession })
+            #expect(try await store.refreshSchedule.claimDue(now: 1_499, idleTTL: 86_400, limit: 10, lease: 300).isEmpty)
+            #expect(try await store.refreshSchedule.claimDue(now: 1_500, idleTTL: 86_400, limit: 10, lease: 300).count == 6)
+        }
+    }
+}

@@ -35,6 +35,10 @@ struct RefreshValidator: Sendable {
     /// Apple's guidance is "up to once a day" per user; this caps the whole server's rate.
     static let defaultMaxPerSecond = 10
 
+    /// How long claimed tokens are this validator's: a batch of `maxPerSecond` calls to Apple
+    /// finishes well within it.
+    static let lease: Int64 = 300
+
     /// After a failure that says nothing about the token.
     var retryDelay: Int64 { max(1, min(interval, 600)) }
 
@@ -56,7 +60,8 @@ struct RefreshValidator: Sendable {
         let due: [RefreshValidationSchedule.Due]
         do {
             try await store.refreshSchedule.scheduleNew(interval: interval)
-            due = try await store.refreshSchedule.due(now: now, idleTTL: idleTTL, limit: maxPerSecond)
+            // Claimed with a lease: of several instances, one asks Apple about each token.
+            due = try await store.refreshSchedule.claimDue(now: now, idleTTL: idleTTL, limit: maxPerSecond, lease: Self.lease)
         } catch {
             logger.warning("refresh validation could not read its schedule", metadata: ["error": "\(error)"])
             return [:]
