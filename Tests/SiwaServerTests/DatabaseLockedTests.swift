@@ -23,15 +23,19 @@ import TestSupport
         let before = try await signIn("000600.00000000000000000000000000000600.0600", "n-1")
         let token = try #require(before.json?["session"]?.object?["token"]?.string)
 
-        // Another process takes the write lock and holds it for 8 s.
+        // Another process takes the write lock and holds it until the test creates `release`
+        // (at most 60 s): a fixed hold would race the server's 5 s busy wait on a loaded machine.
+        let release = folder + "/release"
         let holder = try ChildProcess(executable: "/usr/bin/env", arguments: ["python3", "-c", """
-            import sqlite3, sys, time
+            import os, sqlite3, sys, time
             connection = sqlite3.connect(sys.argv[1], isolation_level=None)
             connection.execute("BEGIN IMMEDIATE")
             print("locked", flush=True)
-            time.sleep(8)
+            deadline = time.time() + 60
+            while not os.path.exists(sys.argv[2]) and time.time() < deadline:
+                time.sleep(0.02)
             connection.execute("ROLLBACK")
-            """, database], environment: ProcessInfo.processInfo.environment)
+            """, database, release], environment: ProcessInfo.processInfo.environment)
         for _ in 0..<600 where !holder.stdoutText.contains("locked") { try await Task.sleep(for: .milliseconds(10)) }
         #expect(holder.stdoutText.contains("locked"), "\(holder.stderrText)")
 
@@ -42,6 +46,7 @@ import TestSupport
         let me = try await HTTPRequest.send(port: port, "GET /api/me HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(token)\r\n\r\n")
         #expect(me.hasPrefix("HTTP/1.1 200"), "reads go on while another process holds the write lock")
         #expect(holder.isRunning, "the lock was still held while those were answered")
+        _ = FileManager.default.createFile(atPath: release, contents: nil)
 
         #expect(await holder.wait(seconds: 30).status == 0)
         let after = try await signIn(newcomer, "n-3")
