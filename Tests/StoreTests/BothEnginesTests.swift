@@ -241,3 +241,42 @@ extension BothEnginesTests {
         }
     }
 }
+
+@Suite(
+    .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"),
+    .timeLimit(.minutes(2)))
+struct CopyDatabaseTests {
+    @Test func aPopulatedSQLiteDatabaseWorksTheSameOnPostgreSQLAfterTheCopy() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/siwa.sqlite3"
+            let sqlite = try Store.open(path, connections: 2) { BothEnginesTests.key }
+            let ada = try await BothEnginesTests.signIn(
+                sqlite, sub: "copy-ada", token: "copy-1", grant: AppleTokenGrant(clientID: "com.example.app", refreshToken: "r-ada", accessToken: "a-ada"))
+            let bob = try await BothEnginesTests.signIn(sqlite, sub: "copy-bob", token: "copy-2")
+            let queued = try await sqlite.queueRevocation(clientID: "com.example.app", token: "orphan", kind: .access, now: 1_000)
+            _ = try await sqlite.applyNotification([AccountEvent(kind: .emailDisabled, subject: "copy-bob")], jti: "copy-jti", now: 1_001)
+            sqlite.close()
+
+            let url = try await PostgresCluster.shared().makeDatabase()
+            let copied = Dictionary(uniqueKeysWithValues: try Store.copy(fromSQLite: path, toPostgres: url).map { ($0.table, $0.rows) })
+            #expect(copied["users"] == 2)
+            #expect(copied["sessions"] == 2)
+            #expect(copied["revocations"] == 1)
+
+            let postgres = try Store.open(url, connections: 2) { BothEnginesTests.key }
+            defer { postgres.close() }
+            let found = try #require(try await postgres.sessions.authenticate(token: ada.session.token, now: 1_002, idleTTL: 86_400))
+            #expect(found.1.id == ada.user.id)
+            #expect(try await postgres.sessions.authenticate(token: bob.session.token, now: 1_002, idleTTL: 86_400)?.1.emailForwarding == .disabled)
+            // Sealed tokens were copied sealed and open with the same key.
+            #expect(try await postgres.vault.load(userID: ada.user.id)?.refreshToken == "r-ada")
+            #expect(try await postgres.revocations.claimDue(now: 1_000, lease: 60).map(\.id) == [queued])
+            #expect(try await postgres.queueRevocation(clientID: "com.example.app", token: "next", kind: .access, now: 1_003) > queued)
+            #expect(try await postgres.applyNotification([], jti: "copy-jti", now: 1_004).outcome == .duplicate)
+            // The same token is still a replay on the new engine.
+            await #expect(throws: SignInConflict.tokenReplayed) { try await BothEnginesTests.signIn(postgres, sub: "copy-ada", token: "copy-1") }
+
+            #expect(throws: CopyFailure.self) { try Store.copy(fromSQLite: path, toPostgres: url) }
+        }
+    }
+}
