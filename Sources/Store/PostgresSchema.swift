@@ -111,6 +111,29 @@ public enum PostgresSchema {
                 );
                 """
         ),
+        // Every change to a session or user row, by any instance, is announced on `siwa_cache`
+        // (`s:<id>` or `u:<id>`) when its transaction commits, so each instance's session
+        // cache drops what changed (`NotifiedSessionCache`). Cascaded deletes fire them too.
+        Migration(
+            version: 5,
+            name: "cache_notifications",
+            sql: """
+                CREATE FUNCTION siwa_session_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM pg_notify('siwa_cache', 's:' || OLD.id);
+                    RETURN NULL;
+                END $$;
+                CREATE TRIGGER sessions_changed AFTER UPDATE OR DELETE ON sessions
+                    FOR EACH ROW EXECUTE FUNCTION siwa_session_changed();
+                CREATE FUNCTION siwa_user_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM pg_notify('siwa_cache', 'u:' || OLD.id);
+                    RETURN NULL;
+                END $$;
+                CREATE TRIGGER users_changed AFTER UPDATE OR DELETE ON users
+                    FOR EACH ROW EXECUTE FUNCTION siwa_user_changed();
+                """
+        ),
     ]
 
     /// Applies pending migrations, each with its `schema_migrations` row in one transaction,

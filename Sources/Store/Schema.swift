@@ -128,6 +128,14 @@ public enum Schema {
                 ) WITHOUT ROWID;
                 """
         ),
+        // PostgreSQL's instances learn of changed sessions and users from triggers (see
+        // `PostgresSchema`); SQLite's one process watches its own writes, so nothing here. The
+        // version keeps both engines' histories in step.
+        Migration(
+            version: 5,
+            name: "cache_notifications",
+            sql: "-- PostgreSQL only"
+        ),
     ]
 
     /// The newest version this build knows.

@@ -6,17 +6,17 @@ import WireFormat
 /// yields no usable token).
 public struct SessionStore: Sendable {
     private let engine: any StoreEngine
-    private let cache: SessionCache?
+    private let caching: SessionCaching
 
     /// - Parameter caching: keep recently authenticated sessions in memory (see `SessionCache`);
     ///   needs a database opened with `sessions` and `users` tracked, as `StoreOpener` does.
     public init(database: Database, caching: Bool = false) {
-        self.init(engine: SQLiteEngine(database: database), cache: caching ? Self.cache(for: database) : nil)
+        self.init(engine: SQLiteEngine(database: database), caching: caching ? Self.cache(for: database).map(SessionCaching.tracked) ?? .none : .none)
     }
 
-    init(engine: any StoreEngine, cache: SessionCache?) {
+    init(engine: any StoreEngine, caching: SessionCaching) {
         self.engine = engine
-        self.cache = cache
+        self.caching = caching
     }
 
     static func cache(for database: Database) -> SessionCache? {
@@ -70,26 +70,39 @@ public struct SessionStore: Sendable {
     /// (as far as the last flushed `last_seen_at` knows; see `LastSeenBatcher`).
     public func authenticate(token: String, now: Int64, idleTTL: Int64) async throws -> (SessionRecord, UserRecord)? {
         guard let hash = Self.tokenHash(token) else { return nil }
-        let found: (SessionRecord, UserRecord)?
-        if let cache, let hit = cache.lookup(hash) {
-            found = hit
-        } else {
-            found = try await read(hash, cache: cache)
-        }
+        // A cached copy that looks idle is read again: another instance may have seen the
+        // session used since this one cached it.
+        var found = caching.lookup(hash).flatMap { $0.0.lastSeenAt > now - idleTTL ? $0 : nil }
+        if found == nil { found = try await read(hash) }
         guard let (session, user) = found, session.expiresAt > now, session.lastSeenAt > now - idleTTL else { return nil }
         return (session, user)
     }
 
     /// Sessions held in memory (tests).
-    var cachedCount: Int { cache?.count ?? 0 }
+    public var cachedCount: Int { caching.count }
 
-    private func read(_ hash: [UInt8], cache: SessionCache?) async throws -> (SessionRecord, UserRecord)? {
-        guard let cache else {
-            return try await engine.read { connection in
-                guard let row = try connection.queryOne(Self.authenticateSQL, [.blob(hash)]) else { return nil }
-                return (try SessionRecord(row: row), try UserRecord(row: row))
-            }
+    private func read(_ hash: [UInt8]) async throws -> (SessionRecord, UserRecord)? {
+        switch caching {
+        case .none:
+            return try await readUncached(hash)
+        case .notified(let cache):
+            let generation = cache.generation
+            guard let (session, user) = try await readUncached(hash) else { return nil }
+            cache.store(hash, session: session, user: user, readAt: generation)
+            return (session, user)
+        case .tracked(let cache):
+            return try await read(hash, tracking: cache)
         }
+    }
+
+    private func readUncached(_ hash: [UInt8]) async throws -> (SessionRecord, UserRecord)? {
+        try await engine.read { connection in
+            guard let row = try connection.queryOne(Self.authenticateSQL, [.blob(hash)]) else { return nil }
+            return (try SessionRecord(row: row), try UserRecord(row: row))
+        }
+    }
+
+    private func read(_ hash: [UInt8], tracking cache: SessionCache) async throws -> (SessionRecord, UserRecord)? {
         let sequence = cache.tracker.sequence
         guard let (session, user, rows) = try await engine.read({ connection -> (SessionRecord, UserRecord, [RowChangeTracker.Row])? in
             guard let row = try connection.queryOne(Self.authenticateWithRowIDsSQL, [.blob(hash)]) else { return nil }
@@ -144,13 +157,16 @@ public struct SessionStore: Sendable {
 
     public func end(id: String, userID: String) async throws -> Bool {
         let ended = try await engine.write { try Self.end(id: id, userID: userID, in: $0) }
-        cache?.forget(sessionID: id)
+        if case .tracked(let cache) = caching { cache.forget(sessionID: id) }
         return ended
     }
 
     /// Frees the memory of cached sessions that ended some other way (Housekeeping).
     @discardableResult
-    public func sweepCache() -> Int { cache?.sweep() ?? 0 }
+    public func sweepCache() -> Int {
+        if case .tracked(let cache) = caching { return cache.sweep() }
+        return 0
+    }
 
     /// Ends every session of the user; returns how many there were.
     @discardableResult
@@ -197,6 +213,31 @@ public struct SessionStore: Sendable {
             try connection.run(
                 "UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?", [.integer(time), .text(id), .integer(time)]
             )
+        }
+    }
+}
+
+/// How sessions are kept in memory, if at all.
+enum SessionCaching: Sendable {
+    case none
+    /// SQLite: entries checked against the engine's own change tracker.
+    case tracked(SessionCache)
+    /// PostgreSQL: entries dropped when the database NOTIFYs a change.
+    case notified(NotifiedSessionCache)
+
+    func lookup(_ tokenHash: [UInt8]) -> (SessionRecord, UserRecord)? {
+        switch self {
+        case .none: nil
+        case .tracked(let cache): cache.lookup(tokenHash)
+        case .notified(let cache): cache.lookup(tokenHash)
+        }
+    }
+
+    var count: Int {
+        switch self {
+        case .none: 0
+        case .tracked(let cache): cache.count
+        case .notified(let cache): cache.count
         }
     }
 }

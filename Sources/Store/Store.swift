@@ -26,20 +26,20 @@ public final class Store: Sendable {
     public convenience init(path: String, readers: Int = 4, dataKey: () throws -> [UInt8]) throws {
         let database = try StoreOpener.open(path: path, readers: readers)
         do {
-            try self.init(engine: SQLiteEngine(database: database), database: database, sessionCache: SessionStore.cache(for: database), dataKey: dataKey())
+            try self.init(engine: SQLiteEngine(database: database), database: database, caching: SessionStore.cache(for: database).map(SessionCaching.tracked) ?? .none, dataKey: dataKey())
         } catch {
             database.close()
             throw error
         }
     }
 
-    init(engine: any StoreEngine, database: Database?, sessionCache: SessionCache?, dataKey: [UInt8]) throws {
+    init(engine: any StoreEngine, database: Database?, caching: SessionCaching, dataKey: [UInt8]) throws {
         self.engine = engine
         self.database = database
         vault = try AppleTokenVault(engine: engine, key: dataKey)
         revocations = try RevocationQueue(engine: engine, key: dataKey)
         users = UserStore(engine: engine)
-        sessions = SessionStore(engine: engine, cache: sessionCache)
+        sessions = SessionStore(engine: engine, caching: caching)
         replay = ReplayGuard(engine: engine)
         pendingProfiles = PendingProfileStore(engine: engine)
         webSignIns = WebSignInStore(engine: engine)
@@ -54,10 +54,25 @@ public final class Store: Sendable {
         guard isPostgres(location) else { return try Store(path: location, readers: connections, dataKey: dataKey) }
         try migratePostgres(location)
         let pool = try PostgresEngine.mappingUnavailable { try PostgresPool(location, size: connections, applicationName: "siwa-server") }
+        let cache = NotifiedSessionCache()
+        let listener: PostgresListener
         do {
-            return try Store(engine: PostgresEngine(pool: pool, url: location), database: nil, sessionCache: nil, dataKey: dataKey())
+            listener = try PostgresListener(location, channels: [NotifiedSessionCache.channel], applicationName: "siwa-server cache") { event in
+                switch event {
+                case .listening: cache.listenerConnected()
+                case .notification(let notification): cache.invalidate(notification.payload)
+                case .disconnected: cache.listenerLost()
+                }
+            }
         } catch {
             pool.close()
+            throw error
+        }
+        let engine = PostgresEngine(pool: pool, url: location, listener: listener)
+        do {
+            return try Store(engine: engine, database: nil, caching: .notified(cache), dataKey: dataKey())
+        } catch {
+            engine.close()
             throw error
         }
     }

@@ -7,6 +7,8 @@ import Synchronization
 struct PostgresEngine: StoreEngine {
     let pool: PostgresPool
     let url: String
+    /// Hears the database's change notifications for the session cache.
+    let listener: PostgresListener?
 
     var dialect: SQLDialect { .postgres }
 
@@ -35,7 +37,10 @@ struct PostgresEngine: StoreEngine {
     // PostgreSQL's autovacuum keeps space in use; nothing to do here.
     func reclaimSpace() async throws -> Int { 0 }
 
-    func close() { pool.close() }
+    func close() {
+        listener?.close()
+        pool.close()
+    }
 
     static func mappingUnavailable<T>(_ body: () async throws -> T) async throws -> T {
         do {

@@ -1,0 +1,83 @@
+import Synchronization
+
+/// The session cache of instances sharing PostgreSQL. An entry holds what a read found; the
+/// database's triggers NOTIFY every change to a session or user row, whichever instance made
+/// it, and the listener drops the matching entries (SPEC §11: ended everywhere within a
+/// second). While the listener is not connected nothing is served from memory, since
+/// notifications may be missed; on every (re)connection the cache starts empty.
+final class NotifiedSessionCache: Sendable {
+    static let channel = "siwa_cache"
+
+    /// Bounds memory; past it an arbitrary entry makes room (a later re-read, nothing worse).
+    static let capacity = 10_000
+
+    private struct State {
+        var entries: [[UInt8]: (session: SessionRecord, user: UserRecord)] = [:]
+        var hashBySession: [String: [UInt8]] = [:]
+        var hashesByUser: [String: Set<[UInt8]>] = [:]
+        /// Moves on every invalidation: a read that started before one is not stored, since
+        /// it may hold what the invalidation was about.
+        var generation: UInt64 = 0
+        var listening = false
+
+        mutating func remove(_ tokenHash: [UInt8]) {
+            guard let entry = entries.removeValue(forKey: tokenHash) else { return }
+            hashBySession[entry.session.id] = nil
+            hashesByUser[entry.user.id]?.remove(tokenHash)
+            if hashesByUser[entry.user.id]?.isEmpty == true { hashesByUser[entry.user.id] = nil }
+        }
+
+        mutating func clear(listening: Bool) {
+            entries = [:]
+            hashBySession = [:]
+            hashesByUser = [:]
+            generation &+= 1
+            self.listening = listening
+        }
+    }
+
+    private let state = Mutex(State())
+
+    func lookup(_ tokenHash: [UInt8]) -> (SessionRecord, UserRecord)? {
+        state.withLock { state in
+            guard state.listening, let entry = state.entries[tokenHash] else { return nil }
+            return (entry.session, entry.user)
+        }
+    }
+
+    /// Taken before a read; `store` keeps the result only if nothing was invalidated since.
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    func store(_ tokenHash: [UInt8], session: SessionRecord, user: UserRecord, readAt generation: UInt64) {
+        state.withLock { state in
+            guard state.listening, state.generation == generation else { return }
+            if state.entries.count >= Self.capacity, state.entries[tokenHash] == nil, let victim = state.entries.keys.first {
+                state.remove(victim)
+            }
+            state.entries[tokenHash] = (session, user)
+            state.hashBySession[session.id] = tokenHash
+            state.hashesByUser[user.id, default: []].insert(tokenHash)
+        }
+    }
+
+    /// A notification's payload: `s:<session id>` or `u:<user id>` (see `PostgresSchema`).
+    func invalidate(_ payload: String) {
+        state.withLock { state in
+            state.generation &+= 1
+            let id = String(payload.dropFirst(2))
+            if payload.hasPrefix("s:") {
+                if let tokenHash = state.hashBySession[id] { state.remove(tokenHash) }
+            } else if payload.hasPrefix("u:") {
+                for tokenHash in state.hashesByUser[id] ?? [] { state.remove(tokenHash) }
+            } else {
+                state.clear(listening: state.listening)
+            }
+        }
+    }
+
+    func listenerConnected() { state.withLock { $0.clear(listening: true) } }
+
+    func listenerLost() { state.withLock { $0.clear(listening: false) } }
+
+    var count: Int { state.withLock { $0.entries.count } }
+}
