@@ -15,8 +15,11 @@ struct PostgresInstancesTests {
     static let dataKey = [UInt8](repeating: 7, count: 32)
 
     /// An instance on `url`, trusting `simulator` (the other instance's, when given).
-    static func instance(url: String, sharing simulator: AppleIDSimulator? = nil) async throws -> ApplicationTests.Harness {
+    static func instance(
+        url: String, sharing simulator: AppleIDSimulator? = nil, configure: @escaping (inout Configuration) -> Void = { _ in }
+    ) async throws -> ApplicationTests.Harness {
         let harness = try ApplicationTests.Harness {
+            configure(&$0)
             $0.database = url
             $0.dataKey = Self.dataKey
             $0.clientIDs = [Self.app]
@@ -114,5 +117,54 @@ struct PostgresInstancesTests {
         #expect(status == 200, "the pool reconnected by itself")
         await harness.stop()
         try await cluster.stop()
+    }
+
+    /// Apple failing, then recovering, while two instances work one revocation queue: every
+    /// token is revoked, and none twice (each failed call consumed one injected fault, so the
+    /// calls are exactly the tokens plus the faults).
+    @Test func twoInstancesRevokeEachTokenOnceThroughAppleFailing() async throws {
+        let url = try await PostgresCluster.shared().makeDatabase()
+        let quickRetries: (inout Configuration) -> Void = {
+            $0.revocationBackoff = .seconds(1)
+            $0.revocationBackoffMax = .seconds(1)
+        }
+        let a = try await Self.instance(url: url, configure: quickRetries)
+        let b = try await Self.instance(url: url, sharing: a.simulator, configure: quickRetries)
+        let simulator = a.simulator
+        var sessions: [String] = []
+        for index in 0..<6 {
+            let issued = try simulator.issueCode(sub: "000802.0000000000000000000000000000080\(index).0802", clientID: Self.app, nonce: "n")
+            let body = JSONWriter.string(.object(JSONObject([
+                ("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)), ("nonce", .string("n")),
+            ])))
+            let reply = try await HTTPGet.raw(
+                port: a.application.port,
+                "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            let json = try JSONParser.parse(reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()).object
+            sessions.append(try #require(json?["session"]?.object?["token"]?.string, "\(reply)"))
+        }
+        let faults = 3
+        simulator.injectFault(SimulatorFault(endpoint: .revoke, status: 503, count: faults))
+        for (index, session) in sessions.enumerated() {
+            let instance = index.isMultiple(of: 2) ? a : b
+            let deleted = try await HTTPGet.raw(
+                port: instance.application.port,
+                "DELETE /api/account HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\n\r\n")
+            #expect(deleted.hasPrefix("HTTP/1.1 202"), "\(deleted)")
+        }
+        func revokeCalls() -> Int { simulator.calls.filter { $0.endpoint == "revoke" }.count }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if try await a.application.store.revocations.depth().count == 0 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(try await a.application.store.revocations.depth().count == 0, "the queue drained")
+        // Both workers poll every second: give a duplicate the time to show itself.
+        try await Task.sleep(for: .milliseconds(2_500))
+        #expect(revokeCalls() == sessions.count + faults)
+        let revoked = Set(simulator.calls.filter { $0.endpoint == "revoke" }.compactMap { $0.parameters["token"] })
+        #expect(revoked.count == sessions.count, "every grant was revoked")
+        await b.stop()
+        await a.stop()
     }
 }
