@@ -101,7 +101,7 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TLS", "HTTPServer", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "AppleClientTests", dependencies: ["AppleClient", "AppleSimulator", "HTTPClient", "JOSE", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "AppleSimulatorTests", dependencies: ["AppleSimulator", "HTTPClient", "HTTPServer", "JOSE", "JSON", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PostgreSQL", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(
             name: "SiwaAppTests",
             dependencies: [

@@ -65,7 +65,11 @@ public struct PendingProfileStore: Sendable {
     /// Deletes profiles past their 24 hours; returns how many.
     @discardableResult
     public func prune(now: Int64) async throws -> Int {
-        try await engine.write { try $0.run("DELETE FROM pending_profiles WHERE expires_at <= ?", [.integer(now)]) }
+        try await engine.write { try Self.prune(in: $0, now: now) }
+    }
+
+    static func prune(in connection: any SQLConnection, now: Int64) throws -> Int {
+        try connection.run("DELETE FROM pending_profiles WHERE expires_at <= ?", [.integer(now)])
     }
 
     private static func nonEmpty(_ text: String?) -> SQLiteValue {

@@ -94,9 +94,11 @@ public struct ReplayGuard: Sendable {
     /// Deletes used-token marks and nonces past their expiry; returns how many rows went.
     @discardableResult
     public func prune(now: Int64) async throws -> Int {
-        try await engine.write { connection in
-            try connection.run("DELETE FROM used_identity_tokens WHERE expires_at <= ?", [.integer(now)])
-                + connection.run("DELETE FROM issued_nonces WHERE expires_at <= ?", [.integer(now)])
-        }
+        try await engine.write { try Self.prune(in: $0, now: now) }
+    }
+
+    static func prune(in connection: any SQLConnection, now: Int64) throws -> Int {
+        try connection.run("DELETE FROM used_identity_tokens WHERE expires_at <= ?", [.integer(now)])
+            + connection.run("DELETE FROM issued_nonces WHERE expires_at <= ?", [.integer(now)])
     }
 }

@@ -199,11 +199,11 @@ public struct SessionStore: Sendable {
     /// Deletes sessions past their absolute or idle expiry; returns how many.
     @discardableResult
     public func pruneExpired(now: Int64, idleTTL: Int64) async throws -> Int {
-        try await engine.write { connection in
-            try connection.run(
-                "DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?", [.integer(now), .integer(now - idleTTL)]
-            )
-        }
+        try await engine.write { try Self.pruneExpired(in: $0, now: now, idleTTL: idleTTL) }
+    }
+
+    static func pruneExpired(in connection: any SQLConnection, now: Int64, idleTTL: Int64) throws -> Int {
+        try connection.run("DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?", [.integer(now), .integer(now - idleTTL)])
     }
 
     /// Sets `last_seen_at` for many sessions in the caller's transaction, never moving it back

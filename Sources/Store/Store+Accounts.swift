@@ -1,3 +1,4 @@
+import PostgreSQL
 import SQLite
 import WireFormat
 
@@ -110,6 +111,28 @@ extension Store {
         let queue = revocations
         return try await engine.write { connection in
             try queue.enqueue(in: connection, userID: nil, clientID: clientID, token: token, kind: kind, now: now, firstAttemptAt: now)
+        }
+    }
+}
+
+extension Store {
+    /// The advisory lock that makes housekeeping one instance's job at a time (PostgreSQL).
+    static let housekeepingLock = PostgresConnection.advisoryLockKey("siwa-server housekeeping")
+
+    /// Housekeeping's deletes in one transaction: sessions past their absolute or idle expiry,
+    /// replay marks, nonces, pending profiles and web sign-ins past theirs. Of several
+    /// instances one at a time does it: on PostgreSQL the transaction first takes an advisory
+    /// lock without waiting, and nil means another instance holds it. Returns the rows deleted.
+    public func pruneExpired(now: Int64, idleTTL: Int64) async throws -> Int? {
+        try await engine.write { connection -> Int? in
+            if connection.dialect == .postgres {
+                let taken = try connection.queryOne("SELECT pg_try_advisory_xact_lock(?)", [.integer(Self.housekeepingLock)])?.int(0)
+                guard taken == 1 else { return nil }
+            }
+            return try SessionStore.pruneExpired(in: connection, now: now, idleTTL: idleTTL)
+                + ReplayGuard.prune(in: connection, now: now)
+                + PendingProfileStore.prune(in: connection, now: now)
+                + WebSignInStore.prune(in: connection, now: now)
         }
     }
 }

@@ -78,6 +78,10 @@ public struct WebSignInStore: Sendable {
     /// Deletes sign-ins whose ten minutes are over; returns how many.
     @discardableResult
     public func prune(now: Int64) async throws -> Int {
-        try await engine.write { try $0.run("DELETE FROM web_sign_ins WHERE expires_at <= ?", [.integer(now)]) }
+        try await engine.write { try Self.prune(in: $0, now: now) }
+    }
+
+    static func prune(in connection: any SQLConnection, now: Int64) throws -> Int {
+        try connection.run("DELETE FROM web_sign_ins WHERE expires_at <= ?", [.integer(now)])
     }
 }

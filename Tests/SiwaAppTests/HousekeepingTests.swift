@@ -15,15 +15,11 @@ import Testing
         _ = try await sessions.create(userID: userID, deviceName: "live", now: now, ttl: 3_600)
         _ = try await sessions.create(userID: userID, deviceName: "expired", now: now - 7_200, ttl: 3_600)
         _ = try await sessions.create(userID: userID, deviceName: "idle", now: now - 8 * 86_400, ttl: 30 * 86_400)
-        let replay = ReplayGuard(database: database)
         try await database.write { connection in
             try ReplayGuard.recordUsedToken([1, 2, 3], expiresAt: now - 1, in: connection)
             try ReplayGuard.recordUsedToken([4, 5, 6], expiresAt: now + 600, in: connection)
         }
-        let housekeeping = Housekeeping(
-            sessions: sessions, replay: replay, pendingProfiles: PendingProfileStore(database: database),
-            webSignIns: WebSignInStore(database: database), idleTTL: 7 * 86_400,
-            logger: .init(label: "test"), clock: { now })
+        let housekeeping = Housekeeping(store: fixture.harness.application.store, idleTTL: 7 * 86_400, logger: .init(label: "test"), clock: { now })
         #expect(await housekeeping.runOnce() == 3)
         await #expect(try sessions.list(userID: userID, now: now).map(\.deviceName) == ["live"])
         #expect(try fixture.count("used_identity_tokens") == 1)

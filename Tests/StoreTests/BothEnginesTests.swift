@@ -1,5 +1,6 @@
 import Foundation
 import OpenSSLCrypto
+import PostgreSQL
 import Store
 import Testing
 import TestSupport
@@ -278,5 +279,40 @@ struct CopyDatabaseTests {
 
             #expect(throws: CopyFailure.self) { try Store.copy(fromSQLite: path, toPostgres: url) }
         }
+    }
+}
+
+extension BothEnginesTests {
+    @Test(arguments: Engine.available)
+    func housekeepingDeletesWhatExpiredInOneTransaction(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let live = try await Self.signIn(store, sub: "prune-live", token: "prune-1", now: 10_000)
+            _ = try await Self.signIn(store, sub: "prune-old", token: "prune-2", now: 1_000)
+            _ = try await store.webSignIns.start(returnTo: "/", now: 1_000)
+            // The old session is past its idle TTL, the old token mark and web state past theirs.
+            let deleted = try #require(try await store.pruneExpired(now: 10_001, idleTTL: 3_600))
+            #expect(deleted == 3)
+            #expect(try await store.sessions.authenticate(token: live.session.token, now: 10_001, idleTTL: 3_600) != nil)
+            #expect(try await store.pruneExpired(now: 10_001, idleTTL: 3_600) == 0)
+        }
+    }
+}
+
+@Suite(
+    .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"),
+    .timeLimit(.minutes(1)))
+struct HousekeepingTurnTests {
+    /// Of several instances one prunes at a time: while another holds the turn, nil.
+    @Test func whileAnotherInstanceHoldsTheTurnNothingIsDone() async throws {
+        let url = try await PostgresCluster.shared().makeDatabase()
+        let store = try Store.open(url, connections: 2) { BothEnginesTests.key }
+        defer { store.close() }
+        let other = try PostgresConnection(url)
+        defer { other.close() }
+        try other.execute("BEGIN")
+        _ = try other.query("SELECT pg_advisory_xact_lock($1)", [.integer(PostgresConnection.advisoryLockKey("siwa-server housekeeping"))])
+        #expect(try await store.pruneExpired(now: 1_000, idleTTL: 60) == nil)
+        try other.execute("COMMIT")
+        #expect(try await store.pruneExpired(now: 1_000, idleTTL: 60) == 0)
     }
 }

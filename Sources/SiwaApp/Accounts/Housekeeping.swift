@@ -6,13 +6,8 @@ import Store
 /// minutes are over. Nothing here changes
 /// an answer (every read already ignores expired rows); it keeps the tables from growing.
 struct Housekeeping: Sendable {
-    let sessions: SessionStore
-    let replay: ReplayGuard
-    let pendingProfiles: PendingProfileStore
-    let webSignIns: WebSignInStore
+    let store: Store
     let idleTTL: Int64
-    /// Returns the pages of deleted rows to the file system (SQLite keeps them otherwise).
-    var reclaimFreePages: @Sendable () async throws -> Void = {}
     let logger: Logger
     let clock: @Sendable () -> Int64
 
@@ -25,18 +20,15 @@ struct Housekeeping: Sendable {
         }
     }
 
-    /// One pass; returns how many rows went.
+    /// One pass; returns how many rows went (0 when another instance is doing it).
     @discardableResult
     func runOnce() async -> Int {
-        let now = clock()
         // After the prune, so the entries of the sessions it deleted go in the same pass.
-        defer { sessions.sweepCache() }
+        defer { store.sessions.sweepCache() }
         do {
-            let deleted = try await sessions.pruneExpired(now: now, idleTTL: idleTTL)
-                + replay.prune(now: now)
-                + pendingProfiles.prune(now: now)
-                + webSignIns.prune(now: now)
-            try await reclaimFreePages()
+            guard let deleted = try await store.pruneExpired(now: clock(), idleTTL: idleTTL) else { return 0 }
+            // SQLite keeps the pages of deleted rows otherwise.
+            try await store.reclaimFreePages()
             return deleted
         } catch {
             logger.warning("housekeeping could not delete expired rows", metadata: ["error": "\(error)"])

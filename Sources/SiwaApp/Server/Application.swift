@@ -73,9 +73,7 @@ public final class Application: Sendable {
             batcher: store.lastSeenBatcher(interval: LastSeenBatcher.interval(idleTTL: idleTTL), now: clocks.wall()),
             idleTTL: idleTTL, publicOrigin: configuration.publicOrigin, clock: clocks.wall)
         metrics.countActiveSessions { try? await sessions.countLive(now: clocks.wall(), idleTTL: idleTTL) }
-        housekeeping = Housekeeping(
-            sessions: sessions, replay: store.replay, pendingProfiles: store.pendingProfiles, webSignIns: store.webSignIns,
-            idleTTL: idleTTL, reclaimFreePages: { try await store.reclaimFreePages() }, logger: logger, clock: clocks.wall)
+        housekeeping = Housekeeping(store: store, idleTTL: idleTTL, logger: logger, clock: clocks.wall)
         AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: store.replay, limited: limited)
         let signIn = SignIn(
             configuration: configuration, store: store, keys: apple.keys, api: apple.api, metrics: metrics, logger: logger,
