@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 #
 # siwa-server in a container: built in the official Swift 6.3 image, run on Debian slim with
-# only the C libraries it links (OpenSSL 3, SQLite, zlib).
+# only the C libraries it links (OpenSSL 3, SQLite, zlib, libpq).
 #
 #   docker build -t siwa-server .
 #   docker run --rm -p 8080:8080 -v siwa-data:/data \
@@ -18,7 +18,7 @@ FROM swift:6.3-bookworm AS build
 
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
-    && apt-get install -y -q --no-install-recommends libssl-dev libsqlite3-dev zlib1g-dev \
+    && apt-get install -y -q --no-install-recommends libssl-dev libsqlite3-dev zlib1g-dev libpq-dev \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -46,7 +46,7 @@ FROM debian:bookworm-slim
 
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
-    && apt-get install -y -q --no-install-recommends libssl3 libsqlite3-0 zlib1g ca-certificates \
+    && apt-get install -y -q --no-install-recommends libssl3 libsqlite3-0 zlib1g libpq5 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 
 # A fixed uid so a bind-mounted /data can be chowned to it on the host.
