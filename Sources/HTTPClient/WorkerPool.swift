@@ -12,8 +12,7 @@ final class WorkerPool: @unchecked Sendable {
 
     private let condition = Condition()
     // Guarded by `condition`.
-    private var jobs: [Job] = []
-    private var nextJob = 0
+    private var jobs = FIFO<Job>()
     private var threads: [pthread_t] = []
     private var idleThreads = 0
     private var shuttingDown = false
@@ -30,7 +29,7 @@ final class WorkerPool: @unchecked Sendable {
     func submit(_ job: @escaping Job) {
         condition.lock()
         jobs.append(job)
-        let pending = jobs.count - nextJob
+        let pending = jobs.count
         if pending > idleThreads, threads.count < maxThreads, !shuttingDown, let thread = startThread() {
             threads.append(thread)
         }
@@ -87,7 +86,7 @@ final class WorkerPool: @unchecked Sendable {
             idleThreads += 1
             let woken = condition.wait(seconds: idleExitSeconds)
             idleThreads -= 1
-            if !woken, nextJob == jobs.count, !shuttingDown {
+            if !woken, jobs.isEmpty, !shuttingDown {
                 // Idle too long: leave, and let no one wait to join this thread.
                 let current = pthread_self()
                 threads.removeAll { pthread_equal($0, current) != 0 }
@@ -99,17 +98,7 @@ final class WorkerPool: @unchecked Sendable {
 
     /// Called with the lock held.
     private func takeJob() -> Job? {
-        guard nextJob < jobs.count else { return nil }
-        let job = jobs[nextJob]
-        nextJob += 1
-        if nextJob == jobs.count {
-            jobs.removeAll(keepingCapacity: true)
-            nextJob = 0
-        } else if nextJob >= 1024 {
-            jobs.removeFirst(nextJob)
-            nextJob = 0
-        }
-        return job
+        jobs.popFirst()
     }
 
     private func runPendingJobsInline() {

@@ -11,7 +11,7 @@ final class BackgroundExecutor: TaskExecutor, @unchecked Sendable {
     /// smaller share and lets a waking loop thread preempt them.
     static let niceIncrement: Int32 = 10
 
-    private let queue = Mutex<(jobs: [UnownedJob], head: Int, stopped: Bool)>(([], 0, false))
+    private let queue = Mutex<(jobs: FIFO<UnownedJob>, stopped: Bool)>((FIFO(), false))
     private let available = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
     private let threadCount: Int
     private var threads: [pthread_t] = []
@@ -48,16 +48,7 @@ final class BackgroundExecutor: TaskExecutor, @unchecked Sendable {
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceIncrement)
         while true {
             while sem_wait(available) != 0, errno == EINTR {}
-            let next = queue.withLock { state -> UnownedJob? in
-                guard state.head < state.jobs.count else { return nil }
-                let job = state.jobs[state.head]
-                state.head += 1
-                if state.head == state.jobs.count {
-                    state.jobs.removeAll(keepingCapacity: true)
-                    state.head = 0
-                }
-                return job
-            }
+            let next = queue.withLock { $0.jobs.popFirst() }
             guard let next else { return }  // woken with nothing queued: stop was called
             next.runSynchronously(on: asUnownedTaskExecutor())
         }
