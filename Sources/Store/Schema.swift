@@ -136,6 +136,47 @@ public enum Schema {
             name: "cache_notifications",
             sql: "-- PostgreSQL only"
         ),
+        // SPEC §8: the team's own id for a user; the webhook outbox, written in the same
+        // transaction as the change it reports and ordered per user by `seq`; the access-token
+        // signing keys (private halves sealed with `data_key`); the one-time codes that return
+        // a web sign-in to an app, bound to the app's PKCE challenge.
+        Migration(
+            version: 6,
+            name: "integration",
+            sql: """
+                ALTER TABLE users ADD COLUMN external_id TEXT;
+                CREATE UNIQUE INDEX users_external_id ON users(external_id) WHERE external_id IS NOT NULL;
+                CREATE TABLE webhook_events(
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    user_id TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at INTEGER NOT NULL,
+                    last_error TEXT,
+                    failed_at INTEGER
+                );
+                CREATE INDEX webhook_events_by_user ON webhook_events(user_id, seq) WHERE failed_at IS NULL;
+                CREATE INDEX webhook_events_due ON webhook_events(next_attempt_at) WHERE failed_at IS NULL;
+                CREATE TABLE signing_keys(
+                    kid TEXT PRIMARY KEY,
+                    private_key BLOB NOT NULL,
+                    public_jwk TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    retired_at INTEGER
+                ) WITHOUT ROWID;
+                CREATE TABLE app_return_codes(
+                    code_hash BLOB PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    code_challenge TEXT NOT NULL,
+                    created INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                ALTER TABLE web_sign_ins ADD COLUMN code_challenge TEXT;
+                """
+        ),
     ]
 
     /// The newest version this build knows.

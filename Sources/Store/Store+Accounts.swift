@@ -35,11 +35,16 @@ public enum NotificationOutcome: String, Sendable {
 extension Store {
     /// Deletes a user: at once every session ends and the user can no longer be read; Apple's
     /// token (the refresh token, else the access token) goes into the revocation queue in the
-    /// same transaction, first due at `firstAttemptAt`. Returns the queued revocation, if any.
-    public func deleteUser(userID: String, now: Int64, firstAttemptAt: Int64) async throws -> PendingRevocation? {
+    /// same transaction, first due at `firstAttemptAt`, and so does the `user.deleted` event.
+    /// Returns the queued revocation, if any.
+    public func deleteUser(
+        userID: String, reason: DeletionReason = .accountDeleted, now: Int64, firstAttemptAt: Int64
+    ) async throws -> PendingRevocation? {
         let vault = self.vault
         let queue = revocations
+        let outbox = self.outbox
         return try await engine.write { connection in
+            guard let user = try UserStore.user(id: userID, in: connection) else { return nil }
             var pending: PendingRevocation?
             if let tokens = try vault.load(userID: userID, in: connection) {
                 let token = tokens.refreshToken.map { ($0, TokenKind.refresh) } ?? tokens.accessToken.map { ($0, TokenKind.access) }
@@ -51,6 +56,7 @@ extension Store {
             }
             // Sessions and stored tokens go with the user (ON DELETE CASCADE).
             _ = try UserStore.delete(in: connection, userID: userID)
+            try outbox.append(.userDeleted, .deleted(user, reason: reason), now: now, in: connection)
             return pending
         }
     }
@@ -61,13 +67,14 @@ extension Store {
     public func applyNotification(
         _ events: [AccountEvent], jti: String, now: Int64
     ) async throws -> (outcome: NotificationOutcome, perEvent: [NotificationOutcome]) {
-        try await engine.write { connection in
+        let outbox = self.outbox
+        return try await engine.write { connection in
             if try NotificationLedger.status(jti: jti, in: connection) != nil {
                 return (.duplicate, events.map { _ in .duplicate })
             }
             var outcomes: [NotificationOutcome] = []
             for event in events {
-                outcomes.append(try Self.apply(event, now: now, in: connection))
+                outcomes.append(try Self.apply(event, now: now, outbox: outbox, in: connection))
             }
             let outcome: NotificationOutcome = outcomes.contains(.processed) ? .processed : .ignored
             _ = try NotificationLedger.recordIfNew(jti: jti, status: outcome.rawValue, now: now, in: connection)
@@ -75,33 +82,55 @@ extension Store {
         }
     }
 
-    private static func apply(_ event: AccountEvent, now: Int64, in connection: any SQLConnection) throws -> NotificationOutcome {
+    private static func apply(
+        _ event: AccountEvent, now: Int64, outbox: WebhookOutbox, in connection: any SQLConnection
+    ) throws -> NotificationOutcome {
         guard let user = try UserStore.user(appleSub: event.subject, in: connection) else { return .ignored }
         switch event.kind {
         case .emailDisabled:
-            _ = try UserStore.setEmailForwarding(in: connection, appleSub: event.subject, enabled: false, now: now)
+            if try UserStore.setEmailForwarding(in: connection, appleSub: event.subject, enabled: false, now: now) {
+                try outbox.appendIfChanged(from: user, to: UserStore.user(id: user.id, in: connection), now: now, in: connection)
+            }
         case .emailEnabled:
-            _ = try UserStore.setEmailForwarding(
+            let changed = try UserStore.setEmailForwarding(
                 in: connection, appleSub: event.subject, enabled: true, email: event.email, isPrivateEmail: event.isPrivateEmail, now: now)
+            if changed {
+                try outbox.appendIfChanged(from: user, to: UserStore.user(id: user.id, in: connection), now: now, in: connection)
+            }
         case .consentRevoked:
-            _ = try UserStore.markRevoked(in: connection, userID: user.id, now: now)
+            try markRevoked(user, now: now, outbox: outbox, in: connection)
         case .accountDeleted:
             // Apple has already invalidated the tokens: nothing to revoke, only to forget.
-            _ = try UserStore.delete(in: connection, userID: user.id)
+            if try UserStore.delete(in: connection, userID: user.id) {
+                try outbox.append(.userDeleted, .deleted(user, reason: .appleAccountDeleted), now: now, in: connection)
+            }
         case .other:
             return .ignored
         }
         return .processed
     }
 
+    /// Marks the credential revoked and ends the sessions; `user.consent_revoked` when that
+    /// changed anything.
+    @discardableResult
+    private static func markRevoked(_ user: UserRecord, now: Int64, outbox: WebhookOutbox, in connection: any SQLConnection) throws -> Bool {
+        guard try UserStore.markRevoked(in: connection, userID: user.id, now: now) else { return false }
+        if let after = try UserStore.user(id: user.id, in: connection) {
+            try outbox.append(.userConsentRevoked, .user(after), now: now, in: connection)
+        }
+        return true
+    }
+
     /// Apple refused the refresh token stored at `storedAt`: the user's credential is marked
     /// revoked and their sessions end, unless a sign-in stored newer tokens meanwhile (false).
     public func markRevokedIfTokensUnchanged(userID: String, storedAt: Int64, now: Int64) async throws -> Bool {
-        try await engine.write { connection -> Bool in
+        let outbox = self.outbox
+        return try await engine.write { connection -> Bool in
             guard let row = try connection.queryOne("SELECT updated_at FROM apple_tokens WHERE user_id = ?", [.text(userID)]),
-                  try row.int64(0) == storedAt
+                  try row.int64(0) == storedAt,
+                  let user = try UserStore.user(id: userID, in: connection)
             else { return false }
-            return try UserStore.markRevoked(in: connection, userID: userID, now: now)
+            return try Self.markRevoked(user, now: now, outbox: outbox, in: connection)
         }
     }
 
@@ -133,6 +162,39 @@ extension Store {
                 + ReplayGuard.prune(in: connection, now: now)
                 + PendingProfileStore.prune(in: connection, now: now)
                 + WebSignInStore.prune(in: connection, now: now)
+        }
+    }
+}
+
+/// `external_id` is unique: another user already has the value asked for.
+public struct ExternalIDTaken: Error, Equatable, Sendable {}
+
+extension Store {
+    /// Sets (or with nil clears) the team's own id for a user, with `user.updated` when it
+    /// changed. Returns nil for an unknown user; throws `ExternalIDTaken` when another user has
+    /// the value (checked first, and by the unique index should two instances race).
+    public func setExternalID(userID: String, externalID: String?, now: Int64) async throws -> UserRecord? {
+        let outbox = self.outbox
+        do {
+            return try await engine.write { connection -> UserRecord? in
+                guard let before = try UserStore.user(id: userID, in: connection) else { return nil }
+                guard before.externalID != externalID else { return before }
+                if let externalID, let holder = try connection.queryOne("SELECT id FROM users WHERE external_id = ?", [.text(externalID)]),
+                   try holder.string(0) != userID
+                {
+                    throw ExternalIDTaken()
+                }
+                try connection.run(
+                    "UPDATE users SET external_id = ?, updated_at = ? WHERE id = ?",
+                    [externalID.map(SQLiteValue.text) ?? .null, .integer(now), .text(userID)])
+                let after = try UserStore.user(id: userID, in: connection)
+                try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+                return after
+            }
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw ExternalIDTaken()
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw ExternalIDTaken()
         }
     }
 }

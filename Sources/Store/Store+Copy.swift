@@ -11,7 +11,7 @@ extension Store {
     /// The product's tables, parents before the tables that reference them.
     static let copiedTables = [
         "server_state", "users", "sessions", "apple_tokens", "pending_profiles", "used_identity_tokens", "issued_nonces",
-        "notifications", "revocations", "web_sign_ins",
+        "notifications", "revocations", "web_sign_ins", "webhook_events", "signing_keys", "app_return_codes",
     ]
 
     /// `copy-database`: every row of the SQLite database at `path` into the PostgreSQL
@@ -47,8 +47,10 @@ extension Store {
                 copied.append((table, rows.count))
             }
             // Copied ids were given explicitly: the identity continues after the largest.
-            try target.execute(
-                "SELECT setval(pg_get_serial_sequence('revocations', 'id'), COALESCE((SELECT MAX(id) FROM revocations), 0) + 1, false)")
+            for (table, column) in [("revocations", "id"), ("webhook_events", "seq")] {
+                try target.execute(
+                    "SELECT setval(pg_get_serial_sequence('\(table)', '\(column)'), COALESCE((SELECT MAX(\(column)) FROM \(table)), 0) + 1, false)")
+            }
             return copied
         }
     }

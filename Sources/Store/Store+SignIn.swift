@@ -66,6 +66,7 @@ extension Store {
     /// token or a used or expired nonce.
     public func completeSignIn(_ write: SignInWrite, now: Int64) async throws -> SignedIn {
         let vault = self.vault
+        let outbox = self.outbox
         do {
             return try await engine.write { connection in
                 if let nonce = write.nonce, let conflict = SignInConflict(try ReplayGuard.consumeNonce(nonce, now: now, in: connection)) {
@@ -73,8 +74,14 @@ extension Store {
                 }
                 try ReplayGuard.recordUsedToken(write.tokenHash, expiresAt: write.tokenExpiresAt, in: connection)
                 let adopted = try PendingProfileStore.adopt(appleSub: write.identity.appleSub, now: now, in: connection)
+                let before = outbox.renderer == nil ? nil : try UserStore.user(appleSub: write.identity.appleSub, in: connection)
                 let (user, created) = try UserStore.upsertOnSignIn(
                     in: connection, identity: write.identity, profile: write.profile ?? adopted?.profile, now: now)
+                if created {
+                    try outbox.append(.userCreated, .user(user), now: now, in: connection)
+                } else {
+                    try outbox.appendIfChanged(from: before, to: user, now: now, in: connection)
+                }
                 if let grant = write.appleTokens {
                     try vault.store(
                         in: connection, userID: user.id, clientID: grant.clientID, refreshToken: grant.refreshToken,

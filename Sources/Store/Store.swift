@@ -19,22 +19,27 @@ public final class Store: Sendable {
     public let revocations: RevocationQueue
     public let refreshSchedule: RefreshValidationSchedule
     public let serverState: ServerState
+    /// Where changes append their webhook events (nothing without a renderer).
+    let outbox: WebhookOutbox
 
     /// Opens the database at `path` (creating it and its folder) with its schema brought up
     /// to date; refuses a database migrated by a newer build. `dataKey` gives the key that seals
     /// Apple's tokens, asked once the database (and its folder) exists.
-    public convenience init(path: String, readers: Int = 4, dataKey: () throws -> [UInt8]) throws {
+    public convenience init(path: String, readers: Int = 4, events: WebhookEventRenderer? = nil, dataKey: () throws -> [UInt8]) throws {
         let database = try StoreOpener.open(path: path, readers: readers)
         do {
-            try self.init(engine: SQLiteEngine(database: database), database: database, caching: SessionStore.cache(for: database).map(SessionCaching.tracked) ?? .none, dataKey: dataKey())
+            try self.init(
+                engine: SQLiteEngine(database: database), database: database,
+                caching: SessionStore.cache(for: database).map(SessionCaching.tracked) ?? .none, events: events, dataKey: dataKey())
         } catch {
             database.close()
             throw error
         }
     }
 
-    init(engine: any StoreEngine, database: Database?, caching: SessionCaching, dataKey: [UInt8]) throws {
+    init(engine: any StoreEngine, database: Database?, caching: SessionCaching, events: WebhookEventRenderer?, dataKey: [UInt8]) throws {
         self.engine = engine
+        outbox = WebhookOutbox(renderer: events)
         self.database = database
         vault = try AppleTokenVault(engine: engine, key: dataKey)
         revocations = try RevocationQueue(engine: engine, key: dataKey)
@@ -49,9 +54,12 @@ public final class Store: Sendable {
 
     /// Opens the store `location` names: a PostgreSQL URL (`postgres://…` or `postgresql://…`,
     /// as libpq reads it), else a SQLite file path. On PostgreSQL the schema is migrated first,
-    /// under an advisory lock, then a pool of `connections` serves every call.
-    public static func open(_ location: String, connections: Int, dataKey: () throws -> [UInt8]) throws -> Store {
-        guard isPostgres(location) else { return try Store(path: location, readers: connections, dataKey: dataKey) }
+    /// under an advisory lock, then a pool of `connections` serves every call. With `events`,
+    /// every change to a user appends its webhook event in the change's transaction.
+    public static func open(
+        _ location: String, connections: Int, events: WebhookEventRenderer? = nil, dataKey: () throws -> [UInt8]
+    ) throws -> Store {
+        guard isPostgres(location) else { return try Store(path: location, readers: connections, events: events, dataKey: dataKey) }
         try migratePostgres(location)
         let pool = try PostgresEngine.mappingUnavailable { try PostgresPool(location, size: connections, applicationName: "siwa-server") }
         let cache = NotifiedSessionCache()
@@ -70,7 +78,7 @@ public final class Store: Sendable {
         }
         let engine = PostgresEngine(pool: pool, url: location, listener: listener)
         do {
-            return try Store(engine: engine, database: nil, caching: .notified(cache), dataKey: dataKey())
+            return try Store(engine: engine, database: nil, caching: .notified(cache), events: events, dataKey: dataKey())
         } catch {
             engine.close()
             throw error

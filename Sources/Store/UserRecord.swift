@@ -26,13 +26,15 @@ public struct UserRecord: Sendable, Equatable {
     public var givenName: String?
     public var familyName: String?
     public var appleCredential: AppleCredential
+    /// The team's own id for this user (SPEC §8), unique when set.
+    public var externalID: String?
     public var createdAt: Int64
     public var updatedAt: Int64
 
     /// The `users` columns, qualified by `u.` so the same list serves joins.
     static let columns = """
         u.id, u.apple_sub, u.email, u.email_verified, u.is_private_email, u.email_forwarding,
-        u.real_user_status, u.given_name, u.family_name, u.apple_credential, u.created_at, u.updated_at
+        u.real_user_status, u.given_name, u.family_name, u.apple_credential, u.external_id, u.created_at, u.updated_at
         """
 
     init(row: Row) throws {
@@ -46,8 +48,17 @@ public struct UserRecord: Sendable, Equatable {
         givenName = try row.optionalString("given_name")
         familyName = try row.optionalString("family_name")
         appleCredential = try Self.decode(row.string("apple_credential"))
+        externalID = try row.optionalString("external_id")
         createdAt = try row.int64("created_at")
         updatedAt = try row.int64("updated_at")
+    }
+
+    /// Whether a webhook receiver would see a change between `earlier` and this record: the
+    /// fields SPEC §8 names for `user.updated` (not `updated_at` or `real_user_status`).
+    public func differsVisibly(from earlier: UserRecord) -> Bool {
+        email != earlier.email || emailVerified != earlier.emailVerified || isPrivateEmail != earlier.isPrivateEmail
+            || emailForwarding != earlier.emailForwarding || givenName != earlier.givenName || familyName != earlier.familyName
+            || appleCredential != earlier.appleCredential || appleSub != earlier.appleSub || externalID != earlier.externalID
     }
 
     /// The schema's CHECK constraints keep these columns to the enums' raw values; anything

@@ -113,6 +113,35 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         #expect(try load(["SIWA_MAX_CONNECTIONS": "64"]).maxConnections == 64)
     }
 
+    @Test func integrationSettingsOfSection8() throws {
+        let defaults = try load()
+        #expect(defaults.webhookURL == nil && defaults.webhookSecret == nil && defaults.adminToken == nil)
+        #expect(defaults.webhookBackoff == .seconds(5) && defaults.webhookRetention == .seconds(3 * 86_400))
+        #expect(defaults.accessTokenTTL == .seconds(300) && defaults.accessTokenAudience == "http://localhost:8080")
+        #expect(defaults.signingKeyRotation == .seconds(30 * 86_400) && defaults.allowedReturnSchemes.isEmpty)
+
+        let secret = [UInt8](repeating: 9, count: 32)
+        let config = try load([
+            "SIWA_PUBLIC_URL": "https://id.example.com",
+            "SIWA_WEBHOOK_URL": "http://127.0.0.1:9000/hooks", "SIWA_WEBHOOK_SECRET": "whsec_" + Data(secret).base64EncodedString(),
+            "SIWA_WEBHOOK_BACKOFF": "2s", "SIWA_WEBHOOK_RETENTION": "1h",
+            "SIWA_ADMIN_TOKEN": String(repeating: "a", count: 32),
+            "SIWA_ACCESS_TOKEN_TTL": "1h", "SIWA_SIGNING_KEY_ROTATION": "7d",
+            "SIWA_ALLOWED_RETURN_SCHEMES": "com.Example.App,my-app+v2.x,com.example.app",
+        ])
+        #expect(config.webhookURL == "http://127.0.0.1:9000/hooks" && config.webhookSecret == secret)
+        #expect(config.webhookBackoff == .seconds(2) && config.webhookRetention == .seconds(3_600))
+        #expect(config.adminToken?.count == 32)
+        #expect(config.accessTokenTTL == .seconds(3_600) && config.accessTokenAudience == "https://id.example.com")
+        #expect(config.signingKeyRotation == .seconds(7 * 86_400))
+        #expect(config.allowedReturnSchemes == ["com.example.app", "my-app+v2.x"])
+        #expect(try load(["SIWA_ACCESS_TOKEN_AUDIENCE": "api.example.com"]).accessTokenAudience == "api.example.com")
+
+        // Secrets appear in the summary only as their length.
+        let summary = Dictionary(uniqueKeysWithValues: config.summary().map { ($0.key, $0.value) })
+        #expect(summary["webhook_secret"] == "set (32 bytes)" && summary["admin_token"] == "set (32 bytes)")
+    }
+
     @Test func logFormatDefaultsToTextOnATerminal() throws {
         #expect(try load(isTerminal: true).logFormat == .text)
         #expect(try load(isTerminal: false).logFormat == .json)
@@ -448,6 +477,24 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         .init("rate_limit", "600/d"),
         .init("rate_limit", "0/m"),
         .init("rate_limit", "-5/s"),
+        .init("webhook_url", "http://hooks.example.com/siwa", also: ["SIWA_WEBHOOK_SECRET": "whsec_" + Data(repeating: 1, count: 32).base64EncodedString()]),
+        .init("webhook_url", "ftp://127.0.0.1/hooks", also: ["SIWA_WEBHOOK_SECRET": "whsec_" + Data(repeating: 1, count: 32).base64EncodedString()]),
+        .init("webhook_url", "", also: ["SIWA_WEBHOOK_SECRET": "whsec_" + Data(repeating: 1, count: 32).base64EncodedString()]),
+        .init("webhook_secret", "\(secretMarker)", also: ["SIWA_WEBHOOK_URL": "http://127.0.0.1:9/hooks"]),
+        .init("webhook_secret", "whsec_" + Data(repeating: 1, count: 23).base64EncodedString(), also: ["SIWA_WEBHOOK_URL": "http://127.0.0.1:9/hooks"]),
+        .init("webhook_secret", "whsec_" + Data(repeating: 1, count: 65).base64EncodedString(), also: ["SIWA_WEBHOOK_URL": "http://127.0.0.1:9/hooks"]),
+        .init("webhook_secret", "", also: ["SIWA_WEBHOOK_URL": "http://127.0.0.1:9/hooks"]),
+        .init("webhook_backoff", "0s"),
+        .init("webhook_retention", "forever"),
+        .init("admin_token", "short-\(secretMarker)"),
+        .init("access_token_ttl", "2h"),
+        .init("access_token_ttl", "0"),
+        .init("access_token_audience", "a\u{7}b"),
+        .init("signing_key_rotation", "0"),
+        .init("allowed_return_schemes", "https"),
+        .init("allowed_return_schemes", "com.example.app,JavaScript"),
+        .init("allowed_return_schemes", "1app"),
+        .init("allowed_return_schemes", "com.example.app,,x"),
     ]
 
     @Test(arguments: invalidSettings)

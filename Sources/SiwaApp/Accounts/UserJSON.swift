@@ -22,8 +22,16 @@ enum UserJSON {
             ("real_user_status", .string(user.realUserStatus.rawValue)),
             ("name", name),
             ("apple_credential", .string(user.appleCredential.rawValue)),
+            ("external_id", user.externalID.map(JSONValue.string) ?? .null),
+            ("sign_in_methods", .array(signInMethods(user).map(JSONValue.string))),
             ("created_at", .string(RFC3339.format(user.createdAt))),
             ("updated_at", .string(RFC3339.format(user.updatedAt))),
         ]))
+    }
+
+    /// The methods a user can sign in with, in SPEC §8's order. Every user has an Apple ID
+    /// until password accounts exist (SPEC §9).
+    static func signInMethods(_ user: UserRecord) -> [String] {
+        ["apple"]
     }
 }

@@ -261,6 +261,74 @@ extension Configuration {
         guard revocationBackoffMax >= revocationBackoff else {
             throw ConfigurationError(.revocationBackoffMax, "must not be shorter than revocation_backoff (\(DurationParser.format(revocationBackoff)))")
         }
+        try applyIntegration(reader)
+    }
+
+    /// SPEC §8's settings: webhooks, the admin token, access tokens, returns to apps.
+    private mutating func applyIntegration(_ reader: SettingsReader) throws(ConfigurationError) {
+        if let text = try reader.string(.webhookURL) {
+            let url = try Self.url(text, key: .webhookURL)
+            guard url.scheme == "https" || url.isLoopback else {
+                throw ConfigurationError(.webhookURL, "\(ConfigurationError.quote(text)) must use https (http is allowed only for localhost, 127.0.0.0/8 and [::1])")
+            }
+            webhookURL = text
+        }
+        if let text = try reader.string(.webhookSecret) {
+            // Never echo the value: say only what shape it has.
+            let problem = "must be whsec_ followed by base64 of 24 to 64 random bytes (make one with: echo whsec_$(openssl rand -base64 32))"
+            guard text.hasPrefix("whsec_"), let bytes = Base64(alphabet: .standard, padding: .optional).decode(String(text.dropFirst(6))) else {
+                throw ConfigurationError(.webhookSecret, problem)
+            }
+            guard (24...64).contains(bytes.count) else { throw ConfigurationError(.webhookSecret, problem + ", not \(bytes.count) bytes") }
+            webhookSecret = bytes
+        }
+        if webhookURL != nil && webhookSecret == nil {
+            throw ConfigurationError(.webhookSecret, "is required with webhook_url (events are always signed)")
+        }
+        if webhookSecret != nil && webhookURL == nil {
+            throw ConfigurationError(.webhookURL, "is required with webhook_secret")
+        }
+        webhookBackoff = try Self.positive(reader, .webhookBackoff) ?? webhookBackoff
+        webhookRetention = try Self.positive(reader, .webhookRetention) ?? webhookRetention
+
+        if let token = try reader.string(.adminToken) {
+            guard token.count >= 32 else {
+                throw ConfigurationError(.adminToken, "must be at least 32 characters (make one with: openssl rand -base64 32)")
+            }
+            adminToken = token
+        }
+
+        accessTokenTTL = try Self.positive(reader, .accessTokenTTL) ?? accessTokenTTL
+        guard accessTokenTTL <= Self.maximumAccessTokenTTL else {
+            throw ConfigurationError(.accessTokenTTL, "must be at most 1h (services that must see a sign-out sooner use /auth/verify)")
+        }
+        if let audience = try reader.string(.accessTokenAudience) {
+            guard !audience.isEmpty, !audience.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw ConfigurationError(.accessTokenAudience, "must be a non-empty string without control characters")
+            }
+            accessTokenAudienceSetting = audience
+        }
+        signingKeyRotation = try Self.positive(reader, .signingKeyRotation) ?? signingKeyRotation
+
+        if let schemes = try reader.list(.allowedReturnSchemes) {
+            var accepted: [String] = []
+            for text in schemes {
+                let scheme = text.lowercased()
+                // RFC 3986 §3.1: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
+                let bytes = Array(scheme.utf8)
+                let valid = bytes.first.map { (0x61...0x7A).contains($0) } == true
+                    && bytes.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E }
+                guard valid else {
+                    throw ConfigurationError(.allowedReturnSchemes, "\(ConfigurationError.quote(text)) is not a URL scheme (e.g. com.example.app)")
+                }
+                guard !Self.forbiddenReturnSchemes.contains(scheme) else {
+                    throw ConfigurationError(
+                        .allowedReturnSchemes, "\(ConfigurationError.quote(text)) is never accepted: returns go to an app's own scheme, not to a web page or script")
+                }
+                if !accepted.contains(scheme) { accepted.append(scheme) }
+            }
+            allowedReturnSchemes = accepted
+        }
     }
 
     private static func url(_ text: String, key: ConfigurationKey) throws(ConfigurationError) -> SettingURL {

@@ -38,6 +38,15 @@ extension Configuration {
             case .revocationBackoffMax: value = DurationParser.format(revocationBackoffMax)
             case .maxConnections: value = String(maxConnections)
             case .rateLimit: value = rateLimit?.description ?? "0 (off)"
+            case .webhookURL: value = optional(webhookURL)
+            case .webhookSecret: value = secret(webhookSecret?.count)
+            case .webhookBackoff: value = DurationParser.format(webhookBackoff)
+            case .webhookRetention: value = DurationParser.format(webhookRetention)
+            case .adminToken: value = secret(adminToken?.utf8.count)
+            case .accessTokenTTL: value = DurationParser.format(accessTokenTTL)
+            case .accessTokenAudience: value = accessTokenAudience
+            case .signingKeyRotation: value = DurationParser.format(signingKeyRotation)
+            case .allowedReturnSchemes: value = list(allowedReturnSchemes)
             }
             return (key.rawValue, value)
         }

@@ -62,6 +62,24 @@ public struct Configuration: Sendable, Equatable {
     public var maxConnections: Int
     /// Per client address, on the routes that write for clients not signed in; nil is off.
     public var rateLimit: RateLimit?
+    /// Where webhook events go (SPEC §8): https, or http on loopback. Set with `webhookSecret`.
+    public var webhookURL: String?
+    /// The Standard Webhooks secret's decoded bytes (24 to 64), the HMAC key of signatures.
+    public var webhookSecret: [UInt8]?
+    /// First retry delay of a failed delivery; doubles with jitter up to an hour.
+    public var webhookBackoff: Duration
+    /// How long a failing event is retried before it is marked failed.
+    public var webhookRetention: Duration
+    /// Turns on `/admin/*`: at least 32 characters, compared in constant time.
+    public var adminToken: String?
+    /// Lifetime of access tokens from `POST /api/token`, at most an hour.
+    public var accessTokenTTL: Duration
+    /// `aud` of access tokens; nil is `publicURL`.
+    public var accessTokenAudienceSetting: String?
+    /// How often the access-token signing key is replaced.
+    public var signingKeyRotation: Duration
+    /// App URL schemes (lower-case) the web flow may return to with a one-time code.
+    public var allowedReturnSchemes: [String]
 
     public static let defaultPublicURL = "http://localhost:8080"
     public static let defaultAppleBaseURL = "https://appleid.apple.com"
@@ -70,6 +88,12 @@ public struct Configuration: Sendable, Equatable {
     public static let maximumThreads = 256
     public static let maximumBodyBytes = 64 * 1024 * 1024
     public static let maximumConnections = 1_000_000
+    public static let maximumAccessTokenTTL = Duration.seconds(3_600)
+    /// Schemes that would turn a return to an app into one to a web page or into script.
+    public static let forbiddenReturnSchemes: Set<String> = ["http", "https", "javascript", "data", "file", "vbscript", "blob"]
+
+    /// `aud` of access tokens: `access_token_audience`, else `public_url`.
+    public var accessTokenAudience: String { accessTokenAudienceSetting ?? publicURL }
 
     /// The defaults of SPEC section 3, as for a process whose output is not a terminal.
     public init() {
@@ -101,6 +125,15 @@ public struct Configuration: Sendable, Equatable {
         revocationBackoffMax = .seconds(3_600)
         maxConnections = 10_000
         rateLimit = RateLimit(requests: 600, perSeconds: 60)
+        webhookURL = nil
+        webhookSecret = nil
+        webhookBackoff = .seconds(5)
+        webhookRetention = .seconds(3 * 86_400)
+        adminToken = nil
+        accessTokenTTL = .seconds(300)
+        accessTokenAudienceSetting = nil
+        signingKeyRotation = .seconds(30 * 86_400)
+        allowedReturnSchemes = []
     }
 
     /// One I/O thread per active processor, within 1...256.

@@ -27,10 +27,19 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case revocationBackoffMax = "revocation_backoff_max"
     case maxConnections = "max_connections"
     case rateLimit = "rate_limit"
+    case webhookURL = "webhook_url"
+    case webhookSecret = "webhook_secret"
+    case webhookBackoff = "webhook_backoff"
+    case webhookRetention = "webhook_retention"
+    case adminToken = "admin_token"
+    case accessTokenTTL = "access_token_ttl"
+    case accessTokenAudience = "access_token_audience"
+    case signingKeyRotation = "signing_key_rotation"
+    case allowedReturnSchemes = "allowed_return_schemes"
 
     /// `SIWA_` + the key upper-cased.
     public var environmentName: String { "SIWA_" + rawValue.uppercased() }
 
     /// Values never printed: not in errors, not in `summary()`.
-    public var isSecret: Bool { self == .privateKey || self == .dataKey }
+    public var isSecret: Bool { self == .privateKey || self == .dataKey || self == .webhookSecret || self == .adminToken }
 }

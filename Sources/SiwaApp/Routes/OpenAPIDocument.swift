@@ -334,7 +334,7 @@ enum OpenAPIDocument {
           },
           "User": {
             "type": "object",
-            "required": ["id", "apple_sub", "email", "email_verified", "is_private_email", "email_forwarding", "real_user_status", "name", "apple_credential", "created_at", "updated_at"],
+            "required": ["id", "apple_sub", "email", "email_verified", "is_private_email", "email_forwarding", "real_user_status", "name", "apple_credential", "external_id", "sign_in_methods", "created_at", "updated_at"],
             "properties": {
               "id": {"type": "string"},
               "apple_sub": {"type": "string"},
@@ -348,6 +348,8 @@ enum OpenAPIDocument {
                 "properties": {"given": {"type": ["string", "null"]}, "family": {"type": ["string", "null"]}}
               },
               "apple_credential": {"enum": ["authorized", "revoked"]},
+              "external_id": {"type": ["string", "null"]},
+              "sign_in_methods": {"type": "array", "items": {"enum": ["apple", "password"]}},
               "created_at": {"type": "string", "format": "date-time"},
               "updated_at": {"type": "string", "format": "date-time"}
             }

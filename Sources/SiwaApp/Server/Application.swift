@@ -38,7 +38,8 @@ public final class Application: Sendable {
         // The vault's key is settled at start: a missing or unusable key stops the server here,
         // not at the first sign-in.
         var dataKey: [UInt8] = []
-        let store = try Store.open(configuration.database, connections: configuration.threads + 2) {
+        let events = configuration.webhookURL == nil ? nil : WebhookEventBody.renderer
+        let store = try Store.open(configuration.database, connections: configuration.threads + 2, events: events) {
             dataKey = try DataKeyFile.key(for: configuration, logger: logger)
             return dataKey
         }

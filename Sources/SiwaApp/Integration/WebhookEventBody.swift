@@ -1,0 +1,28 @@
+import JSON
+import Store
+
+/// The body of a webhook event (SPEC §8): `{"type", "timestamp", "data"}`, rendered once when
+/// the change commits, so every delivery attempt sends and signs the same bytes.
+enum WebhookEventBody {
+    static let renderer = WebhookEventRenderer { type, data, now in
+        JSONWriter.string(.object(JSONObject([
+            ("type", .string(type.rawValue)),
+            ("timestamp", .string(RFC3339.format(now))),
+            ("data", value(data)),
+        ])))
+    }
+
+    static func value(_ data: WebhookEventData) -> JSONValue {
+        switch data {
+        case .user(let user):
+            return UserJSON.value(user)
+        case .deleted(let user, let reason):
+            return .object(JSONObject([
+                ("id", .string(user.id)),
+                ("apple_sub", .string(user.appleSub)),
+                ("external_id", user.externalID.map(JSONValue.string) ?? .null),
+                ("reason", .string(reason.rawValue)),
+            ]))
+        }
+    }
+}

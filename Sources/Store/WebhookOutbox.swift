@@ -1,0 +1,59 @@
+import SQLite
+
+/// The events of SPEC §8 that a change to a user emits.
+public enum WebhookEventType: String, Sendable, CaseIterable {
+    case userCreated = "user.created"
+    case userUpdated = "user.updated"
+    case userConsentRevoked = "user.consent_revoked"
+    case userDeleted = "user.deleted"
+}
+
+/// Why a user was deleted, as `user.deleted` reports it.
+public enum DeletionReason: String, Sendable {
+    case accountDeleted = "account_deleted"
+    case appleAccountDeleted = "apple_account_deleted"
+    case admin
+}
+
+/// What an event says about its user: the user as it now is, or what is left of a deleted one.
+public enum WebhookEventData: Sendable {
+    case user(UserRecord)
+    case deleted(UserRecord, reason: DeletionReason)
+}
+
+/// Turns an event into the body the receiver gets (`{"type","timestamp","data"}`). The
+/// application renders it, since USER's JSON shape is the API's business; the Store only keeps
+/// the bytes, so every retry sends (and signs) exactly the same body.
+public struct WebhookEventRenderer: Sendable {
+    public let body: @Sendable (_ type: WebhookEventType, _ data: WebhookEventData, _ now: Int64) -> String
+
+    public init(body: @escaping @Sendable (_ type: WebhookEventType, _ data: WebhookEventData, _ now: Int64) -> String) {
+        self.body = body
+    }
+}
+
+/// The webhook outbox: events are appended inside the transaction of the change they report,
+/// so a change commits with its event or not at all. Without a renderer (no `webhook_url`)
+/// nothing is appended.
+struct WebhookOutbox: Sendable {
+    let renderer: WebhookEventRenderer?
+
+    /// Appends one event for `data`'s user, due at once.
+    func append(_ type: WebhookEventType, _ data: WebhookEventData, now: Int64, in connection: any SQLConnection) throws {
+        guard let renderer else { return }
+        let userID: String
+        switch data {
+        case .user(let user), .deleted(let user, _): userID = user.id
+        }
+        try connection.run(
+            "INSERT INTO webhook_events(id, user_id, type, body, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [.text(RecordID.make(prefix: "msg_")), .text(userID), .text(type.rawValue), .text(renderer.body(type, data, now)),
+             .integer(now), .integer(now)])
+    }
+
+    /// `user.updated` when `after` differs from `before` in anything a receiver sees.
+    func appendIfChanged(from before: UserRecord?, to after: UserRecord?, now: Int64, in connection: any SQLConnection) throws {
+        guard let before, let after, after.differsVisibly(from: before) else { return }
+        try append(.userUpdated, .user(after), now: now, in: connection)
+    }
+}
