@@ -21,25 +21,16 @@ public enum PythonTools {
         return false
     }()
 
-    /// Runs `script` with `arguments`; returns standard output, or throws with standard error.
-    public static func run(_ script: String, _ arguments: [String] = [], input: String? = nil) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script] + arguments
-        let output = Pipe(), errors = Pipe(), stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = stdin
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "python exited \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))")
+    /// Runs `script` with `arguments` (no standard input: pass data as arguments); returns
+    /// standard output, or throws with standard error. Through `ChildProcess`, never
+    /// Foundation's `Process` (see ChildProcess for why).
+    public static func run(_ script: String, _ arguments: [String] = [], seconds: Double = 60) async throws -> String {
+        let child = try ChildProcess(executable: python, arguments: ["-c", script] + arguments, environment: ProcessInfo.processInfo.environment)
+        let termination = await child.wait(seconds: seconds)
+        guard termination == .exited(0) else {
+            throw Failure(description: "python ended with \(termination.status): \(child.stderrText)")
         }
-        return String(decoding: out, as: UTF8.self)
+        return child.stdoutText
     }
 
     public struct Failure: Error, CustomStringConvertible {

@@ -16,7 +16,8 @@ enum OpenAPIDocument {
         {"name": "sign-in", "description": "Native sign-in (mobile clients, and Sign in with Apple JS popup mode)."},
         {"name": "account", "description": "The signed-in user, their sessions and account deletion."},
         {"name": "apple", "description": "Called by Apple: server-to-server notifications."},
-        {"name": "web", "description": "The web flow and pages: redirect to Apple, Apple's form_post callback, the account page and its forms."}
+        {"name": "web", "description": "The web flow and pages: redirect to Apple, Apple's form_post callback, the account page and its forms."},
+        {"name": "integration", "description": "For the team's other services: forward authentication, access tokens and their keys."}
       ],
       "paths": {
         "/healthz": {
@@ -84,6 +85,26 @@ enum OpenAPIDocument {
             "security": [{"bearer": []}, {"sessionCookie": []}],
             "responses": {
               "200": {"description": "The user.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}},
+              "401": {"$ref": "#/components/responses/Unauthenticated"}
+            }
+          }
+        },
+        "/auth/verify": {
+          "get": {
+            "tags": ["integration"], "operationId": "verifySession",
+            "summary": "Forward authentication: 204 with the session's user in X-Siwa-* headers, else 401. HEAD works too.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "responses": {
+              "204": {
+                "description": "A live session; it counts as use of it.",
+                "headers": {
+                  "X-Siwa-User-Id": {"schema": {"type": "string"}},
+                  "X-Siwa-Session-Id": {"schema": {"type": "string"}},
+                  "X-Siwa-Apple-Sub": {"description": "Omitted for a user without an Apple ID.", "schema": {"type": "string"}},
+                  "X-Siwa-External-Id": {"description": "When set.", "schema": {"type": "string"}},
+                  "Cache-Control": {"schema": {"const": "no-store"}}
+                }
+              },
               "401": {"$ref": "#/components/responses/Unauthenticated"}
             }
           }
@@ -277,7 +298,11 @@ enum OpenAPIDocument {
         },
         "responses": {
           "WebError": {"description": "An HTML page saying what went wrong; nothing was created or changed.", "content": {"text/html": {"schema": {"type": "string"}}}},
-          "Unauthenticated": {"description": "`unauthenticated`: no live session.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "Unauthenticated": {
+            "description": "`unauthenticated`: no live session.",
+            "headers": {"WWW-Authenticate": {"schema": {"const": "Bearer"}}},
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+          },
           "Forbidden": {"description": "`forbidden`: a cookie-authenticated change without this site's Origin.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
           "TooManyRequests": {
             "description": "`too_many_requests`: this client address is past rate_limit; nothing was stored.",

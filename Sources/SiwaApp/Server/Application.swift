@@ -76,6 +76,7 @@ public final class Application: Sendable {
         metrics.countActiveSessions { try? await sessions.countLive(now: clocks.wall(), idleTTL: idleTTL) }
         housekeeping = Housekeeping(store: store, idleTTL: idleTTL, logger: logger, clock: clocks.wall)
         AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: store.replay, limited: limited)
+        ForwardAuthRoute.register(on: &router, authenticator: authenticator)
         let signIn = SignIn(
             configuration: configuration, store: store, keys: apple.keys, api: apple.api, metrics: metrics, logger: logger,
             clock: clocks.wall)

@@ -79,7 +79,11 @@ struct ErrorResponses: Sendable {
             return response
         case let refusal as SessionAuthenticator.Refusal:
             switch refusal {
-            case .unauthenticated: return json(401, code: "unauthenticated", description: "no live session")
+            case .unauthenticated:
+                // RFC 6750 §3: a bearer-protected resource names its scheme when it refuses.
+                var response = json(401, code: "unauthenticated", description: "no live session")
+                response.headers.add("WWW-Authenticate", "Bearer")
+                return response
             case .forbidden: return json(403, code: "forbidden", description: "a cookie-authenticated change must come from this site's origin")
             }
         case let failure as SignIn.Failure:

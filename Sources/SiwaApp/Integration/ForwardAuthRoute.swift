@@ -1,0 +1,29 @@
+import HTTPServer
+import Store
+
+/// `GET /auth/verify` (HEAD too, by the router's fallback), SPEC §8: for reverse proxies'
+/// forward authentication (nginx `auth_request`, Traefik `ForwardAuth`) and services that call
+/// back. The session is read exactly as `/api/me` reads it, from the session cache, and the
+/// answer has no body: this runs before every proxied request, so it costs about a `/healthz`.
+/// It never calls Apple.
+enum ForwardAuthRoute {
+    static func register(on router: inout Router, authenticator: SessionAuthenticator) {
+        router.add(.get, "/auth/verify") { request in
+            // Reads only: the proxy forwards the original request's headers, whose Origin is the
+            // team's site, so no origin check (a proxied change is the team API's to guard).
+            let found = try await authenticator.authenticate(request, origin: .notChecked)
+            return HTTPResponse(status: 204, headers: headers(found))
+        }
+    }
+
+    static func headers(_ found: SessionAuthenticator.Authenticated) -> HTTPHeaders {
+        var headers: HTTPHeaders = [
+            "X-Siwa-User-Id": found.user.id,
+            "X-Siwa-Session-Id": found.session.id,
+        ]
+        if !found.user.appleSub.isEmpty { headers.add("X-Siwa-Apple-Sub", found.user.appleSub) }
+        if let externalID = found.user.externalID { headers.add("X-Siwa-External-Id", externalID) }
+        headers.add("Cache-Control", "no-store")
+        return headers
+    }
+}
