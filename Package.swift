@@ -112,7 +112,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SiwaServerTests",
-            dependencies: ["siwa-server", "SiwaApp", "OpenSSLCrypto", "AppleSimulator", "JOSE", "JSON", "SQLite", "TestSupport", "WireFormat"],
+            dependencies: ["siwa-server", "SiwaApp", "OpenSSLCrypto", "AppleSimulator", "HTTPServer", "JOSE", "JSON", "SQLite", "TestSupport", "WireFormat"],
             swiftSettings: strict
         ),
     ]

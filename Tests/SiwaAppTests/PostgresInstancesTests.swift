@@ -44,18 +44,18 @@ struct PostgresInstancesTests {
         return try #require(json?["session"]?.object?["token"]?.string, "\(reply)")
     }
 
-    static func me(_ harness: ApplicationTests.Harness, _ session: String) async throws -> Int {
-        try await harness.get("/api/me", headers: ["Authorization": "Bearer \(session)"]).status
+    static func me(_ harness: ApplicationTests.Harness, _ session: String, path: String = "/api/me") async throws -> Int {
+        try await harness.get(path, headers: ["Authorization": "Bearer \(session)"]).status
     }
 
     /// SPEC §11: a session ended anywhere is refused everywhere within one second.
-    static func refusedWithinASecond(_ harness: ApplicationTests.Harness, _ session: String) async throws -> Bool {
+    static func refusedWithinASecond(_ harness: ApplicationTests.Harness, _ session: String, path: String = "/api/me") async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(1)
         repeat {
-            if try await me(harness, session) == 401 { return true }
+            if try await me(harness, session, path: path) == 401 { return true }
             try await Task.sleep(for: .milliseconds(20))
         } while ContinuousClock.now < deadline
-        return try await me(harness, session) == 401
+        return try await me(harness, session, path: path) == 401
     }
 
     @Test func twoInstancesOnOneDatabaseShareSessionsAndTheirEnd() async throws {
@@ -86,6 +86,25 @@ struct PostgresInstancesTests {
         #expect(delivered.status == 200)
         #expect(try await Self.refusedWithinASecond(b, second))
 
+        await b.stop()
+        await a.stop()
+    }
+
+    /// Forward authentication on every instance (SPEC §8): a session signed in on A verifies on
+    /// B from B's cache, and a sign-out on A is refused by B's `/auth/verify` within a second.
+    @Test func forwardAuthenticationSeesASignOutOnAnotherInstanceWithinASecond() async throws {
+        let url = try await PostgresCluster.shared().makeDatabase()
+        let a = try await Self.instance(url: url)
+        let b = try await Self.instance(url: url, sharing: a.simulator)
+        let session = try await Self.signIn(a, simulator: a.simulator, sub: "000806.00000000000000000000000000000806.0806")
+        #expect(try await Self.me(b, session, path: "/auth/verify") == 204)
+        #expect(try await Self.me(b, session, path: "/auth/verify") == 204)
+        #expect(b.application.store.sessions.cachedCount > 0, "B serves it from its cache")
+        let logout = try await HTTPGet.raw(
+            port: a.application.port,
+            "POST /api/logout HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\nContent-Length: 0\r\n\r\n")
+        #expect(logout.hasPrefix("HTTP/1.1 204"))
+        #expect(try await Self.refusedWithinASecond(b, session, path: "/auth/verify"))
         await b.stop()
         await a.stop()
     }
