@@ -162,6 +162,7 @@ extension Store {
                 + ReplayGuard.prune(in: connection, now: now)
                 + PendingProfileStore.prune(in: connection, now: now)
                 + WebSignInStore.prune(in: connection, now: now)
+                + Self.pruneAppReturnCodes(in: connection, now: now)
         }
     }
 }

@@ -79,6 +79,30 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/api/auth/exchange": {
+          "post": {
+            "tags": ["integration"], "operationId": "exchangeAppCode",
+            "summary": "An app trades the one-time code of a web sign-in that returned to it, and its PKCE verifier, for a session.",
+            "description": "The code (60 s, single use) is used up by the attempt whatever its outcome.",
+            "requestBody": {
+              "required": true,
+              "content": {"application/json": {"schema": {
+                "type": "object", "required": ["code", "code_verifier"],
+                "properties": {
+                  "code": {"type": "string", "minLength": 1},
+                  "code_verifier": {"type": "string", "description": "RFC 7636: 43 to 128 unreserved characters."},
+                  "device_name": {"type": ["string", "null"]}
+                }
+              }}}
+            },
+            "responses": {
+              "200": {"description": "Signed in.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignInResponse"}}}},
+              "400": {"description": "`invalid_request` (the body is not JSON or a field is missing) or `invalid_grant` (the code is unknown, used or expired, or the verifier does not match).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"}
+            }
+          }
+        },
         "/api/me": {
           "get": {
             "tags": ["account"], "operationId": "me", "summary": "The signed-in user.",
@@ -201,10 +225,14 @@ enum OpenAPIDocument {
           "get": {
             "tags": ["web"], "operationId": "webLogin",
             "summary": "Starts the web flow: 302 to Apple's authorize page with a fresh state and nonce, and the siwa_auth binding cookie.",
-            "parameters": [{"name": "return_to", "in": "query", "description": "A path on this site, or a URL of an allowed origin (default /account).", "schema": {"type": "string"}}],
+            "parameters": [
+              {"name": "return_to", "in": "query", "description": "A path on this site, a URL of an allowed origin (default /account), or an app URL whose scheme is in allowed_return_schemes.", "schema": {"type": "string"}},
+              {"name": "code_challenge", "in": "query", "description": "Required with an app URL: base64url of the SHA-256 of the app's code verifier (RFC 7636).", "schema": {"type": "string"}},
+              {"name": "code_challenge_method", "in": "query", "description": "Required with an app URL.", "schema": {"const": "S256"}}
+            ],
             "responses": {
               "302": {"description": "To Apple (response_type=code id_token, response_mode=form_post, scope=name email)."},
-              "400": {"description": "`invalid_request`: return_to is not allowed, or the query is malformed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "400": {"description": "`invalid_request`: return_to is not allowed, an app return lacks its S256 code_challenge, a code_challenge comes without an app return, or the query is malformed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "429": {"$ref": "#/components/responses/TooManyRequests"},
               "500": {"description": "Sign in is not set up (no web_client_id) or cannot start.", "content": {"text/html": {"schema": {"type": "string"}}}}
             }
@@ -218,7 +246,7 @@ enum OpenAPIDocument {
               "content": {"application/x-www-form-urlencoded": {"schema": {"$ref": "#/components/schemas/AppleFormPost"}}}
             },
             "responses": {
-              "303": {"description": "Signed in: to return_to with the siwa_session cookie; or error=user_cancelled_authorize: to /?error=cancelled."},
+              "303": {"description": "Signed in: to return_to with the siwa_session cookie, or to an app URL with a one-time code= and no cookie; or error=user_cancelled_authorize: to /?error=cancelled."},
               "400": {"$ref": "#/components/responses/WebError"},
               "401": {"$ref": "#/components/responses/WebError"},
               "429": {"$ref": "#/components/responses/TooManyRequests"},

@@ -83,6 +83,8 @@ public final class Application: Sendable {
         let cookies = SessionCookies(publicOrigin: configuration.publicOrigin)
         let nativeSignIn = NativeSignInRoute(signIn: signIn, cookies: cookies)
         router.add(.post, "/api/auth/apple", limited { request in try await nativeSignIn.handle(request) })
+        let exchange = AppCodeExchangeRoute(store: store, sessionTTL: Int64(configuration.sessionTTL.components.seconds), clock: clocks.wall)
+        router.add(.post, "/api/auth/exchange", limited { request in try await exchange.handle(request) })
         let revoker = Revoker(
             api: apple.api, queue: store.revocations, backoff: Int64(configuration.revocationBackoff.components.seconds),
             backoffMax: Int64(configuration.revocationBackoffMax.components.seconds), metrics: metrics, logger: logger,
