@@ -19,10 +19,6 @@ public struct RefreshValidationSchedule: Sendable {
 
     private let engine: any StoreEngine
 
-    public init(database: Database) {
-        self.init(engine: SQLiteEngine(database: database))
-    }
-
     init(engine: any StoreEngine) {
         self.engine = engine
     }

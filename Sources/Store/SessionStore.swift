@@ -6,13 +6,8 @@ import WireFormat
 /// yields no usable token).
 public struct SessionStore: Sendable {
     private let engine: any StoreEngine
-    private let caching: SessionCaching
-
-    /// - Parameter caching: keep recently authenticated sessions in memory (see `SessionCache`);
-    ///   needs a database opened with `sessions` and `users` tracked, as `StoreOpener` does.
-    public init(database: Database, caching: Bool = false) {
-        self.init(engine: SQLiteEngine(database: database), caching: caching ? Self.cache(for: database).map(SessionCaching.tracked) ?? .none : .none)
-    }
+    /// Internal, not private: tests wait for PostgreSQL's cache to listen.
+    let caching: SessionCaching
 
     init(engine: any StoreEngine, caching: SessionCaching) {
         self.engine = engine

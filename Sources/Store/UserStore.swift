@@ -41,10 +41,6 @@ public struct ClientProfile: Sendable, Equatable {
 public struct UserStore: Sendable {
     private let engine: any StoreEngine
 
-    public init(database: Database) {
-        self.init(engine: SQLiteEngine(database: database))
-    }
-
     init(engine: any StoreEngine) {
         self.engine = engine
     }

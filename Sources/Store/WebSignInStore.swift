@@ -27,10 +27,6 @@ public struct WebSignInStore: Sendable {
 
     private let engine: any StoreEngine
 
-    public init(database: Database) {
-        self.init(engine: SQLiteEngine(database: database))
-    }
-
     init(engine: any StoreEngine) {
         self.engine = engine
     }

@@ -9,14 +9,34 @@ struct PostgresEngine: StoreEngine {
     let url: String
     /// Hears the database's change notifications for the session cache.
     let listener: PostgresListener?
+    /// The session cache, told of each write's commit so that the write's changes are never
+    /// served from memory once it has returned.
+    let cache: NotifiedSessionCache?
 
     var dialect: SQLDialect { .postgres }
 
     @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await Self.mappingUnavailable {
-            try await pool.transaction { try body(PostgresSession($0)) }
+        let result: T
+        do {
+            result = try await Self.mappingUnavailable {
+                try await pool.transaction { try body(PostgresSession($0)) }
+            }
+        } catch let error as StoreUnavailable {
+            // The connection may have failed after COMMIT was applied: what it changed may be
+            // cached, and no marker will follow it.
+            cache?.forgetAll()
+            throw error
         }
+        if let cache, let marker = cache.writeCommitted() {
+            // A transaction of its own, committed after the write's, so heard after its changes.
+            do {
+                try await pool.notify(channel: NotifiedSessionCache.channel, payload: marker)
+            } catch {
+                cache.forgetAll()
+            }
+        }
+        return result
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
