@@ -7,15 +7,13 @@ import Testing
 /// minute, and only for a verifier the caller accepts; any attempt uses it up.
 @Suite(.timeLimit(.minutes(2)))
 struct AppReturnCodeTests {
-    typealias Engine = BothEnginesTests.Engine
-
     static func write(sub: String, token: String) -> SignInWrite {
         SignInWrite(identity: VerifiedIdentity(appleSub: sub), tokenHash: SHA256.hash(token), tokenExpiresAt: 2_000, sessionTTL: 3_600)
     }
 
     @Test(arguments: Engine.available)
     func aCodeMakesOneSessionOnceWithinItsMinute(_ engine: Engine) async throws {
-        try await BothEnginesTests.withStore(engine) { store in
+        try await withStore(engine) { store in
             let grant = AppReturnGrant(codeHash: SHA256.hash("code-1"), codeChallenge: "challenge-1", expiresAt: 1_060)
             let (user, created) = try await store.completeSignIn(Self.write(sub: "app-1", token: "t1"), returningToApp: grant, now: 1_000)
             #expect(created)
@@ -32,7 +30,7 @@ struct AppReturnCodeTests {
 
     @Test(arguments: Engine.available)
     func anExpiredCodeOrARefusedVerifierIsUsedUp(_ engine: Engine) async throws {
-        try await BothEnginesTests.withStore(engine) { store in
+        try await withStore(engine) { store in
             for (index, code) in ["late", "wrong"].enumerated() {
                 let grant = AppReturnGrant(codeHash: SHA256.hash(code), codeChallenge: "c", expiresAt: 1_060)
                 _ = try await store.completeSignIn(Self.write(sub: "app-\(code)", token: "t-\(index)"), returningToApp: grant, now: 1_000)
@@ -50,7 +48,7 @@ struct AppReturnCodeTests {
 
     @Test(arguments: Engine.available)
     func housekeepingDeletesExpiredCodes(_ engine: Engine) async throws {
-        try await BothEnginesTests.withStore(engine) { store in
+        try await withStore(engine) { store in
             let grant = AppReturnGrant(codeHash: SHA256.hash("stale"), codeChallenge: "c", expiresAt: 1_060)
             _ = try await store.completeSignIn(Self.write(sub: "app-stale", token: "t"), returningToApp: grant, now: 1_000)
             let deleted = try await store.pruneExpired(now: 1_061, idleTTL: 86_400)
