@@ -1,6 +1,7 @@
 import AppleSimulator
 import Foundation
 import JSON
+import Store
 import Testing
 import TestSupport
 @testable import SiwaApp
@@ -88,6 +89,54 @@ struct PostgresInstancesTests {
 
         await b.stop()
         await a.stop()
+    }
+
+    /// An instance that dies holding a revocation's lease leaves it to the others once the
+    /// lease is over, never before: the lease is the only thing that keeps two instances from
+    /// sending one token twice. The dead instance is a Store that claims the row and closes;
+    /// the live one runs on a held clock that the test moves past the lease.
+    @Test func anotherInstanceFinishesADeadInstancesLeasedRevocationAfterTheLease() async throws {
+        let url = try await PostgresCluster.shared().makeDatabase()
+        let clock = ResponderTests.HeldClock(Int64(Date().timeIntervalSince1970))
+        let live = try ApplicationTests.Harness(clocks: clock.clocks) {
+            $0.database = url
+            $0.dataKey = Self.dataKey
+            $0.clientIDs = [Self.app]
+        }
+        _ = try await live.waitUntilReady()
+        let simulator = live.simulator
+        let issued = try simulator.issueCode(sub: "000807.00000000000000000000000000000807.0807", clientID: Self.app, nonce: "n")
+        let body = JSONWriter.string(.object(JSONObject([
+            ("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)), ("nonce", .string("n")),
+        ])))
+        let reply = try await HTTPGet.raw(
+            port: live.application.port,
+            "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        let json = try JSONParser.parse(reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()).object
+        let userID = try #require(json?["user"]?.object?["id"]?.string, "\(reply)")
+
+        // The instance about to die deletes the user (the token is queued, due in 10 s by the
+        // live clock), claims the revocation with the workers' lease, and is gone.
+        let start = clock.now
+        let dying = try Store.open(url, connections: 1) { Self.dataKey }
+        _ = try await dying.deleteUser(userID: userID, now: start, firstAttemptAt: start + 10)
+        let claimed = try await dying.revocations.claimDue(now: start + 10, lease: Revoker.lease)
+        #expect(claimed.count == 1)
+        dying.close()
+        func revokeCalls() -> Int { simulator.calls.filter { $0.endpoint == "revoke" }.count }
+
+        // Inside the lease the live instance leaves it alone (its worker polls every second).
+        clock.advance(by: 10 + Revoker.lease - 5)
+        try await Task.sleep(for: .milliseconds(2_500))
+        #expect(revokeCalls() == 0, "leased to the dead instance")
+
+        // Past the lease it is the live instance's, and Apple hears of it once.
+        clock.advance(by: 10)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while revokeCalls() == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(revokeCalls() == 1)
+        #expect(try await live.application.store.revocations.depth().count == 0)
+        await live.stop()
     }
 
     /// Forward authentication on every instance (SPEC §8): a session signed in on A verifies on
