@@ -20,6 +20,8 @@ public final class Application: Sendable {
     private let revoker: Revoker
     private let refreshValidator: RefreshValidator?
     private let housekeeping: Housekeeping
+    /// The demo's own webhook receiver (`siwa-server demo` only).
+    let demoWebhooks: DemoWebhookReceiver?
     /// Method and pattern of every route served, for `OpenAPITests`.
     let routes: [(method: String, pattern: String)]
     private let background = Mutex<[Task<Void, Never>]>([])
@@ -100,6 +102,14 @@ public final class Application: Sendable {
         }
         let deletion = AccountDeletion(store: store, revoker: revoker, clock: clocks.wall)
         router.add(.delete, "/api/account", deletion.route(authenticator))
+
+        if demo, let secret = configuration.webhookSecret {
+            let receiver = DemoWebhookReceiver(secret: secret, clock: clocks.wall)
+            receiver.register(on: &router)
+            demoWebhooks = receiver
+        } else {
+            demoWebhooks = nil
+        }
 
         let signInMode: Pages.SignInMode =
             demo ? .demo : .apple(clientID: configuration.webClientID ?? "", redirectURI: configuration.redirectURI)
