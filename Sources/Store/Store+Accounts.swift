@@ -155,8 +155,8 @@ extension Store {
     public func pruneExpired(now: Int64, idleTTL: Int64) async throws -> Int? {
         try await engine.write { connection -> Int? in
             if connection.dialect == .postgres {
-                let taken = try connection.queryOne("SELECT pg_try_advisory_xact_lock(?)", [.integer(Self.housekeepingLock)])?.int(0)
-                guard taken == 1 else { return nil }
+                let taken = try connection.queryOne("SELECT pg_try_advisory_xact_lock(?)", [.integer(Self.housekeepingLock)])?.bool(0)
+                guard taken == true else { return nil }
             }
             return try SessionStore.pruneExpired(in: connection, now: now, idleTTL: idleTTL)
                 + ReplayGuard.prune(in: connection, now: now)
