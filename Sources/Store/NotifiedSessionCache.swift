@@ -60,6 +60,9 @@ final class NotifiedSessionCache: Sendable {
         }
     }
 
+    /// The payload the database sends when user `id` changes.
+    static func userPayload(_ id: String) -> String { "u:" + id }
+
     /// A notification's payload: `s:<session id>` or `u:<user id>` (see `PostgresSchema`).
     func invalidate(_ payload: String) {
         state.withLock { state in
