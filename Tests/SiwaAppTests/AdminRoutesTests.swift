@@ -13,12 +13,7 @@ struct AdminRoutesTests {
     static let token = "admin-0123456789abcdefghijklmnopqrstuv"
     static let app = "com.example.admin"
 
-    enum Engine: String, CaseIterable, Sendable {
-        case sqlite, postgres
-
-        /// PostgreSQL only where its tests run.
-        static var available: [Engine] { PostgresCluster.testsEnabled ? allCases : [.sqlite] }
-    }
+    typealias Engine = DatabaseEngine
 
     struct Reply {
         let status: Int

@@ -13,11 +13,7 @@ import TestSupport
 struct UsersCommandTests {
     static let token = "admin-0123456789abcdefghijklmnopqrstuv"
 
-    enum Engine: String, CaseIterable, Sendable {
-        case sqlite, postgres
-
-        static var available: [Engine] { PostgresCluster.testsEnabled ? allCases : [.sqlite] }
-    }
+    typealias Engine = DatabaseEngine
 
     /// A reply split into status, head and body.
     struct Reply {

@@ -11,12 +11,7 @@ import WireFormat
 /// the test process's throwaway cluster.
 @Suite(.timeLimit(.minutes(2)))
 struct BothEnginesTests {
-    enum Engine: String, CaseIterable, Sendable {
-        case sqlite, postgres
-
-        /// PostgreSQL only where its tests run (always under CI; skipped loudly elsewhere).
-        static var available: [Engine] { PostgresCluster.testsEnabled ? allCases : [.sqlite] }
-    }
+    typealias Engine = DatabaseEngine
 
     static let key = [UInt8](repeating: 0x42, count: 32)
 

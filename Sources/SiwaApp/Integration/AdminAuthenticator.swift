@@ -21,10 +21,11 @@ struct AdminAuthenticator: Sendable {
     func isAuthorized(_ request: HTTPRequest) -> Bool {
         guard let header = request.headers["Authorization"] else { return false }
         let bytes = Array(header.utf8)
-        let scheme = Array("bearer ".utf8)
-        guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ $0 | 0x20 == $1 }) else { return false }
+        let scheme = "bearer "
+        guard bytes.count > scheme.utf8.count, String(decoding: bytes.prefix(scheme.utf8.count), as: UTF8.self).lowercased() == scheme
+        else { return false }
         let isBlank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
-        guard let first = bytes.indices.dropFirst(scheme.count).first(where: { !isBlank(bytes[$0]) }),
+        guard let first = bytes.indices.dropFirst(scheme.utf8.count).first(where: { !isBlank(bytes[$0]) }),
               let last = bytes.indices.last(where: { !isBlank(bytes[$0]) })
         else { return false }
         return ConstantTime.equals(SHA256.hash(bytes[first...last]), tokenDigest)
