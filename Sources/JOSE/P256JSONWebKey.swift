@@ -8,6 +8,12 @@ public struct P256JSONWebKey: Sendable, Equatable {
     public let x: String
     public let y: String
 
+    /// From coordinates already in base64url.
+    public init(x: String, y: String) {
+        self.x = x
+        self.y = y
+    }
+
     public init(_ key: P256PublicKey) throws {
         let (x, y) = try key.coordinates()
         self.x = Base64.url.encode(x)
