@@ -1,7 +1,9 @@
 import Foundation
+import JOSE
 import JSON
 import Logging
 import OpenSSLCrypto
+import SQLite
 import Store
 import Testing
 import TestSupport
@@ -248,7 +250,8 @@ struct AccessTokenTests {
     }
 
     /// The signing key opens only with the `data_key` that sealed it: a server given another
-    /// key refuses to start, saying why, rather than answer every token request with a 500.
+    /// key refuses to start, saying why, rather than answer every token request with a 500. So
+    /// does one whose key's row publishes another key's JWK.
     @Test func aServerWhoseSigningKeyDoesNotOpenDoesNotStart() async throws {
         let fixture = try Fixture { $0.dataKey = [UInt8](repeating: 1, count: 32) }
         await fixture.application.stop()
@@ -258,6 +261,22 @@ struct AccessTokenTests {
             _ = try Application(configuration: configuration, accessLogSink: fixture.harness.sink)
         } throws: { error in
             "\(error)".contains("does not open with this data_key")
+        }
+
+        // With the right data_key but a published JWK that is another key's, it does not sign
+        // either: a token it signed would not verify against the JWKS.
+        configuration.dataKey = [UInt8](repeating: 1, count: 32)
+        let database = try Database(path: configuration.database, readers: 1)
+        let other = try P256JSONWebKey(try P256PrivateKey.generate().publicKey)
+        try await database.write { connection in
+            let kid = try #require(try connection.queryOne("SELECT kid FROM signing_keys")?.string(0))
+            try connection.run("UPDATE signing_keys SET public_jwk = ?", [.text(JSONWriter.string(other.json(kid: kid)))])
+        }
+        database.close()
+        #expect {
+            _ = try Application(configuration: configuration, accessLogSink: fixture.harness.sink)
+        } throws: { error in
+            "\(error)".contains("its published JWK is not its own")
         }
         await fixture.harness.simulator.stop()
         try? FileManager.default.removeItem(atPath: fixture.harness.folder)

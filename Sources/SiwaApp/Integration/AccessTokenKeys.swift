@@ -73,7 +73,10 @@ final class AccessTokenKeys: Sendable {
         }
         guard let signing else { throw Failure(description: "no access-token signing key is current") }
         guard let minter else {
-            throw Failure(description: "the access-token signing key \(signing.kid) does not open with this data_key (every instance must share one data_key)")
+            throw Failure(description: """
+                the access-token signing key \(signing.kid) cannot sign: it does not open with this data_key (every instance must \
+                share one), or its published JWK is not its own
+                """)
         }
         return minter
     }
@@ -131,16 +134,23 @@ final class AccessTokenKeys: Sendable {
         var opened: [String: AccessTokenMinter] = [:]
         var published: [JSONValue] = []
         for record in records {
-            // The JWK is checked before it is served: a row altered by hand must not break the set.
-            if let jwk = try? JSONParser.parse(Array(record.publicJWK.utf8)), jwk.object?["kid"]?.string == record.kid {
-                published.append(jwk)
-            } else {
+            // A row altered by hand must not break the set: an unreadable JWK is left out.
+            guard let jwk = try? JSONParser.parse(Array(record.publicJWK.utf8)).object, jwk["kid"]?.string == record.kid else {
                 logger.warning("an access-token signing key has an unusable public JWK; not published", metadata: ["kid": .string(record.kid)])
+                continue
             }
+            published.append(.object(jwk))
             if let known = minters[record.kid] {
                 opened[record.kid] = known
             } else if let bytes = record.privateKey, let key = try? P256PrivateKey(pem: String(decoding: bytes, as: UTF8.self)) {
-                opened[record.kid] = AccessTokenMinter(kid: record.kid, key: key)
+                // A key signs only if what is published is its own public half.
+                if let own = try? P256JSONWebKey(key.publicKey), jwk["x"]?.string == own.x, jwk["y"]?.string == own.y {
+                    opened[record.kid] = AccessTokenMinter(kid: record.kid, key: key)
+                } else {
+                    logger.warning("an access-token signing key's published JWK is not its own; it does not sign", metadata: [
+                        "kid": .string(record.kid),
+                    ])
+                }
             }
         }
         let jwks = JSONWriter.bytes(.object(JSONObject([("keys", .array(published))])))
