@@ -58,11 +58,7 @@ struct AccessTokenInstancesTests {
     }
 
     static func send(_ application: Application, _ method: String, _ path: String, bearer: String? = nil) async throws -> AccessTokenTests.Reply {
-        var request = "\(method) \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 0\r\n"
-        if let bearer { request += "Authorization: Bearer \(bearer)\r\n" }
-        let text = try await HTTPGet.raw(port: application.port, request + "\r\n")
-        let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
-        return AccessTokenTests.Reply(status: status, headers: [:], body: text.components(separatedBy: "\r\n\r\n").dropFirst().joined())
+        try await AccessTokenTests.send(application, method, path, headers: bearer.map { ["Authorization": "Bearer \($0)"] } ?? [:])
     }
 
     static func kids(_ application: Application) async throws -> [String] {

@@ -47,17 +47,7 @@ struct AccessTokenTests {
         }
 
         func send(_ method: String, _ path: String, headers: [String: String] = [:]) async throws -> Reply {
-            var request = "\(method) \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 0\r\n"
-            for (name, value) in headers { request += "\(name): \(value)\r\n" }
-            let text = try await HTTPGet.raw(port: application.port, request + "\r\n")
-            let parts = text.components(separatedBy: "\r\n\r\n")
-            var names: [String: String] = [:]
-            for line in (parts.first ?? "").split(separator: "\r\n").dropFirst() {
-                let pair = line.split(separator: ":", maxSplits: 1)
-                if pair.count == 2 { names[pair[0].lowercased()] = pair[1].trimmingCharacters(in: .whitespaces) }
-            }
-            let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
-            return Reply(status: status, headers: names, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+            try await AccessTokenTests.send(application, method, path, headers: headers)
         }
 
         /// `POST /api/token` with the session as a bearer: the token.
@@ -73,6 +63,11 @@ struct AccessTokenTests {
         }
 
         func stop() async { await harness.stop() }
+    }
+
+    static func send(_ application: Application, _ method: String, _ path: String, headers: [String: String] = [:]) async throws -> Reply {
+        let reply = try await HTTPGet.run(port: application.port, method: method, path: path, headers: headers)
+        return Reply(status: reply.status, headers: reply.headers, body: reply.body)
     }
 
     /// The decoded header and claims of a compact JWS, unverified (the verifier is Python's).

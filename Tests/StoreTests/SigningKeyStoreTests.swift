@@ -31,6 +31,23 @@ struct SigningKeyStoreTests {
         }
     }
 
+    /// Four stores on one database, as four instances would have them.
+    static func withInstances(_ engine: Engine, _ body: ([Store]) async throws -> Void) async throws {
+        try await withLocation(engine) { location in
+            let stores = try (0..<4).map { _ in try Store.open(location, connections: 1) { Self.key } }
+            defer { stores.forEach { $0.close() } }
+            try await body(stores)
+        }
+    }
+
+    /// Runs `body` for every store at once; returns the kids made.
+    static func race(_ stores: [Store], _ body: @escaping @Sendable (Store, Int) async throws -> String?) async throws -> [String] {
+        try await withThrowingTaskGroup(of: String?.self) { group in
+            for (index, store) in stores.enumerated() { group.addTask { try await body(store, index) } }
+            return try await group.reduce(into: [String]()) { if let kid = $1 { $0.append(kid) } }
+        }
+    }
+
     static func withStore(_ engine: Engine, dataKey: [UInt8] = key, _ body: (Store) async throws -> Void) async throws {
         try await withLocation(engine) { location in
             let store = try Store.open(location, connections: 2) { dataKey }
@@ -64,21 +81,15 @@ struct SigningKeyStoreTests {
     /// store (its own connections) at the same moment, and one key is made.
     @Test(arguments: Engine.available)
     func instancesStartingTogetherMakeOneKey(_ engine: Engine) async throws {
-        try await Self.withLocation(engine) { location in
-            let racers = 4
-            let stores = try (0..<racers).map { _ in try Store.open(location, connections: 1) { Self.key } }
-            defer { stores.forEach { $0.close() } }
-            let start = StartLine(runners: racers)
-            let made = try await withThrowingTaskGroup(of: String?.self) { group in
-                for (index, store) in stores.enumerated() {
-                    group.addTask {
-                        try await onThread {
-                            start.wait()
-                            return try store.signingKeys.ensureCurrentBlocking(now: 1_000) { try Self.newKey("k\(index)") }
-                        }
-                    }
+        try await Self.withInstances(engine) { stores in
+            // Threads of their own, released together: the blocking start-up form must not
+            // starve the cooperative pool.
+            let start = StartLine(runners: stores.count)
+            let made = try await Self.race(stores) { store, index in
+                try await onThread {
+                    start.wait()
+                    return try store.signingKeys.ensureCurrentBlocking(now: 1_000) { try Self.newKey("k\(index)") }
                 }
-                return try await group.reduce(into: [String]()) { if let kid = $1 { $0.append(kid) } }
             }
             #expect(made.count == 1, "made: \(made)")
             for store in stores {
@@ -133,10 +144,7 @@ struct SigningKeyStoreTests {
     /// checking together rotate once.
     @Test(arguments: Engine.available)
     func aDueRotationHappensOnceWhoeverChecks(_ engine: Engine) async throws {
-        try await Self.withLocation(engine) { location in
-            let racers = 4
-            let stores = try (0..<racers).map { _ in try Store.open(location, connections: 1) { Self.key } }
-            defer { stores.forEach { $0.close() } }
+        try await Self.withInstances(engine) { stores in
             try stores[0].signingKeys.ensureCurrentBlocking(now: 1_000) { try Self.newKey("first") }
             let rotation: Int64 = 30 * 86_400
             let early = 1_000 + rotation - 1
@@ -145,15 +153,10 @@ struct SigningKeyStoreTests {
             } == nil)
 
             let due = 1_000 + rotation
-            let made = try await withThrowingTaskGroup(of: String?.self) { group in
-                for (index, store) in stores.enumerated() {
-                    group.addTask {
-                        try await store.signingKeys.rotate(now: due, activatesAt: due + 330, ifNewestCreatedAtOrBefore: due - rotation) {
-                            try Self.newKey("second-\(index)")
-                        }
-                    }
+            let made = try await Self.race(stores) { store, index in
+                try await store.signingKeys.rotate(now: due, activatesAt: due + 330, ifNewestCreatedAtOrBefore: due - rotation) {
+                    try Self.newKey("second-\(index)")
                 }
-                return try await group.reduce(into: [String]()) { if let kid = $1 { $0.append(kid) } }
             }
             #expect(made.count == 1, "made: \(made)")
             let published = try await stores[0].signingKeys.published(now: due)
