@@ -56,6 +56,17 @@ public struct P256PublicKey: Sendable {
     }
 
     public func pem() throws -> String { try key.publicKeyPEM() }
+
+    /// The public point's affine coordinates, each 32 bytes big-endian and left-padded with
+    /// zeros: a JWK's `x` and `y` (RFC 7518 §6.2.1.2 requires the full width).
+    public func coordinates() throws -> (x: [UInt8], y: [UInt8]) {
+        (try Self.fullWidth(key.bigNumber("qx")), try Self.fullWidth(key.bigNumber("qy")))
+    }
+
+    private static func fullWidth(_ bytes: [UInt8]) throws -> [UInt8] {
+        guard bytes.count <= 32 else { throw CryptoError("P-256 public key", reason: "coordinate over 32 bytes") }
+        return [UInt8](repeating: 0, count: 32 - bytes.count) + bytes
+    }
 }
 
 /// Conversions between ECDSA's DER form and JWS's fixed-width raw form.

@@ -20,6 +20,8 @@ public final class Store: Sendable {
     public let revocations: RevocationQueue
     public let refreshSchedule: RefreshValidationSchedule
     public let serverState: ServerState
+    /// The access-token signing keys, sealed with `data_key`.
+    public let signingKeys: SigningKeyStore
     /// Where changes append their webhook events (nothing without a renderer).
     let outbox: WebhookOutbox
 
@@ -51,6 +53,7 @@ public final class Store: Sendable {
         webSignIns = WebSignInStore(engine: engine)
         refreshSchedule = RefreshValidationSchedule(engine: engine)
         serverState = ServerState(engine: engine)
+        signingKeys = try SigningKeyStore(engine: engine, key: dataKey)
     }
 
     /// Opens the store `location` names: a PostgreSQL URL (`postgres://…` or `postgresql://…`,

@@ -101,6 +101,23 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
         #expect(publicKey.verifyES256(signature: signature, message: Array("x".utf8)))
     }
 
+    /// A JWK's `x` and `y` are the point of the SPKI (`04 || x || y`, its last 65 bytes), each
+    /// always 32 bytes: among hundreds of keys some coordinates start with a zero byte.
+    @Test func coordinatesAreTheFullWidthPointOfTheSPKI() throws {
+        var padded = 0
+        // 1,500 keys: the chance that none has a leading zero is about 1e-5.
+        for _ in 0..<1_500 {
+            let key = try P256PrivateKey.generate().publicKey
+            let (x, y) = try key.coordinates()
+            #expect(x.count == 32 && y.count == 32)
+            let base64 = try key.pem().split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+            let spki = [UInt8](try #require(Data(base64Encoded: base64)))
+            #expect(Array(spki.suffix(65)) == [0x04] + x + y)
+            if x[0] == 0 || y[0] == 0 { padded += 1 }
+        }
+        #expect(padded > 0, "no coordinate with a leading zero byte was seen: the padding went untested")
+    }
+
     @Test func onlyPKCS8P256KeysAreAccepted() throws {
         let rsa = try TestSigningKeys.one().pem()
         #expect(throws: CryptoError.self) { try P256PrivateKey(pem: rsa) }

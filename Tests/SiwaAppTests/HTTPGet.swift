@@ -6,8 +6,12 @@ import Glibc
 /// its own: a test blocking one of the two cooperative threads would starve the server's own
 /// background tasks (a key refetch, the revocation worker) that the answer waits for.
 enum HTTPGet {
-    static func run(port: UInt16, path: String, headers: [String: String] = [:]) async throws -> (status: Int, headers: [String: String], body: String) {
-        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    /// One request without a body (`method` GET unless said); header names come back lower-cased.
+    static func run(port: UInt16, method: String = "GET", path: String, headers: [String: String] = [:]) async throws
+        -> (status: Int, headers: [String: String], body: String)
+    {
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        if method != "GET" && method != "HEAD" { request += "Content-Length: 0\r\n" }
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         let text = try await raw(port: port, request + "\r\n")
         guard let split = text.range(of: "\r\n\r\n") else { throw Failure.malformed }

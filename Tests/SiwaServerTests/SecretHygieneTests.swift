@@ -1,13 +1,16 @@
 import AppleSimulator
 import Foundation
 import JSON
+import OpenSSLCrypto
+import SQLite
 import Testing
 import TestSupport
 
 /// SPEC §5 "Secrets never reach logs": the real binary, logging at `trace`, runs every flow that
 /// handles a secret — native sign-in with a code, refusals, a notification, the web flow,
-/// refresh re-validation, the admin API, account deletion — and then its logs, every error body it sent and
-/// `/metrics` are searched for each token, code, secret and key that passed through it.
+/// refresh re-validation, the admin API, access tokens, account deletion — and then its logs,
+/// every error body it sent and `/metrics` are searched for each token, code, secret and key
+/// that passed through it, the access-token signing key included.
 @Suite struct SecretHygieneTests {
     static let app = "com.example.app"
     static let web = "com.example.web"
@@ -158,6 +161,14 @@ import TestSupport
         refused("admin token prefix", try await send("GET", "/admin/users/\(adminUserID)", headers: ["Authorization": "Bearer \(adminToken.dropLast(3))"]))
         refused("admin token on an unknown path", try await send("GET", "/admin/secrets", headers: ["Authorization": "Bearer \(sameLength)"]))
 
+        // 6b. Access tokens: issued twice, and refused to a bearer that is no session.
+        for _ in 0..<2 {
+            let issuedToken = try await send("POST", "/api/token", headers: ["Authorization": "Bearer \(session)"])
+            remember("access token", token: try #require(issuedToken.json?["access_token"]?.string, "\(issuedToken.body)"))
+        }
+        refused("access token for an unknown bearer", try await send("POST", "/api/token", headers: ["Authorization": "Bearer \(notASession)"]))
+        #expect(try await send("GET", "/.well-known/jwks.json").status == 200)
+
         // 7. Deletion revokes at Apple.
         #expect(try await send("DELETE", "/api/account", headers: ["Authorization": "Bearer \(session)"]).status == 202)
         let metrics = try await send("GET", "/metrics").body
@@ -176,9 +187,27 @@ import TestSupport
         #expect(secrets.contains { $0.what.hasPrefix("refresh_token") })
         #expect(secrets.contains { $0.what.hasPrefix("token sent to Apple's revoke") })
 
+        // The access-token signing key, opened from its row as the server opens it: not one line
+        // of its PEM may appear anywhere.
+        let database = try Database(path: server.folder + "/data/siwa.sqlite3", readers: 1)
+        let rows = try database.read { try $0.query("SELECT kid, private_key FROM signing_keys") }
+        database.close()
+        #expect(rows.count == 1)
+        let sealer = try AESGCM(key: [UInt8](try #require(Data(base64Encoded: dataKey))))
+        for row in rows {
+            let kid = try row.string("kid")
+            let pem = try sealer.open(try row.blob("private_key"), associatedData: Array("signing_keys.private_key\u{0}\(kid)".utf8))
+            for line in String(decoding: pem, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("-----") {
+                secrets.append(("access-token signing key", String(line)))
+            }
+        }
+        #expect(secrets.contains { $0.what == "access-token signing key" })
+        #expect(secrets.filter { $0.what == "access token" }.count == 2)
+
         let logs = server.stdoutText + server.stderrText
         // The search means something only if the logs saw these requests.
         #expect(logs.contains("/api/auth/apple") && logs.contains("/auth/apple/callback") && logs.contains("/apple/notifications"))
+        #expect(logs.contains("/api/token") && logs.contains("created the access-token signing key"))
         let haystacks = [("logs", logs), ("/metrics", metrics)] + errorBodies.map { ("error body of \($0.what)", $0.body) }
         for secret in secrets where secret.value.count >= 16 {
             // A part of a secret is a leak too: its first and last 24 characters are searched

@@ -181,6 +181,37 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/api/token": {
+          "post": {
+            "tags": ["integration"], "operationId": "issueAccessToken",
+            "summary": "An access token (RFC 9068 JWT, ES256) saying who the session's user is.",
+            "description": "Header `{\"alg\":\"ES256\",\"typ\":\"at+jwt\",\"kid\":…}`; claims `iss` (public_url), `sub` (user id), `aud` (access_token_audience), `iat`, `exp` (iat + access_token_ttl), `jti`, `sid` (session id), and `apple_sub` and `external_id` when the user has them. Verify with the keys of /.well-known/jwks.json. A token lives until `exp` even if the session ends; a session that ended gets no new one.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "responses": {
+              "200": {
+                "description": "Issued.",
+                "headers": {"Cache-Control": {"schema": {"const": "no-store"}}},
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AccessToken"}}}
+              },
+              "401": {"$ref": "#/components/responses/Unauthenticated"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "500": {"$ref": "#/components/responses/InternalError"}
+            }
+          }
+        },
+        "/.well-known/jwks.json": {
+          "get": {
+            "tags": ["integration"], "operationId": "accessTokenKeys",
+            "summary": "The public keys of every access token that may still be valid (the signing key, a newer one published before it signs, and replaced ones for a day).",
+            "responses": {
+              "200": {
+                "description": "The key set.",
+                "headers": {"Cache-Control": {"schema": {"const": "public, max-age=300"}}},
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JSONWebKeySet"}}}
+              }
+            }
+          }
+        },
         "/apple/notifications": {
           "post": {
             "tags": ["apple"], "operationId": "appleNotification",
@@ -554,6 +585,31 @@ enum OpenAPIDocument {
               "code": {"type": "string"}, "id_token": {"type": "string"}, "state": {"type": "string"},
               "user": {"type": "string", "description": "A JSON string, first authorization only."},
               "error": {"type": "string", "description": "user_cancelled_authorize when the person cancelled."}
+            }
+          },
+          "AccessToken": {
+            "type": "object", "required": ["access_token", "token_type", "expires_in"],
+            "properties": {
+              "access_token": {"type": "string", "description": "A compact JWS (RFC 9068 `at+jwt`)."},
+              "token_type": {"const": "Bearer"},
+              "expires_in": {"type": "integer", "minimum": 1, "maximum": 3600, "description": "Seconds: access_token_ttl."}
+            }
+          },
+          "JSONWebKeySet": {
+            "type": "object", "required": ["keys"],
+            "properties": {
+              "keys": {
+                "type": "array",
+                "items": {
+                  "type": "object", "required": ["kty", "crv", "x", "y", "alg", "use", "kid"],
+                  "properties": {
+                    "kty": {"const": "EC"}, "crv": {"const": "P-256"},
+                    "x": {"type": "string", "description": "base64url, 32 bytes."}, "y": {"type": "string", "description": "base64url, 32 bytes."},
+                    "alg": {"const": "ES256"}, "use": {"const": "sig"},
+                    "kid": {"type": "string", "description": "The key's RFC 7638 thumbprint."}
+                  }
+                }
+              }
             }
           },
           "NotificationStatus": {

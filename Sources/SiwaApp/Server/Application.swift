@@ -22,6 +22,8 @@ public final class Application: Sendable {
     private let housekeeping: Housekeeping
     /// The demo's own webhook receiver (`siwa-server demo` only).
     let demoWebhooks: DemoWebhookReceiver?
+    /// The access-token signing keys, as this instance last read them.
+    let accessTokenKeys: AccessTokenKeys
     /// Method and pattern of every route served, for `OpenAPITests`.
     let routes: [(method: String, pattern: String)]
     private let background = Mutex<[Task<Void, Never>]>([])
@@ -41,6 +43,14 @@ public final class Application: Sendable {
         // not at the first sign-in.
         let (store, dataKey) = try Store.open(configuration, connections: configuration.threads + 2, logger: logger)
         self.store = store
+        do {
+            accessTokenKeys = try AccessTokenKeys(
+                store: store.signingKeys, rotation: Int64(configuration.signingKeyRotation.components.seconds), logger: logger,
+                clock: clocks.wall)
+        } catch {
+            store.close()
+            throw error
+        }
         let metrics = Metrics()
         self.metrics = metrics
 
@@ -74,6 +84,12 @@ public final class Application: Sendable {
         housekeeping = Housekeeping(store: store, idleTTL: idleTTL, logger: logger, clock: clocks.wall)
         AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: store.replay, limited: limited)
         ForwardAuthRoute.register(on: &router, authenticator: authenticator)
+        AccessTokenRoutes.register(
+            on: &router, authenticator: authenticator,
+            issuer: AccessTokenIssuer(
+                keys: accessTokenKeys, issuer: configuration.publicURL, audience: configuration.accessTokenAudience,
+                ttl: Int64(configuration.accessTokenTTL.components.seconds)),
+            keys: accessTokenKeys)
         let signIn = SignIn(
             configuration: configuration, store: store, keys: apple.keys, api: apple.api, metrics: metrics, logger: logger,
             clock: clocks.wall)
@@ -157,6 +173,8 @@ public final class Application: Sendable {
             // Pending revocations survive restarts in the database; the worker resumes them.
             $0.append(Task { [revoker] in await revoker.run() })
             $0.append(Task { [housekeeping] in await housekeeping.run() })
+            // Rotation when due, and rotations made by other instances or the command.
+            $0.append(Task { [accessTokenKeys] in await accessTokenKeys.run() })
             if let refreshValidator { $0.append(Task { await refreshValidator.run() }) }
         }
         logger.info("listening", metadata: [

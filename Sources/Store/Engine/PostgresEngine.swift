@@ -52,6 +52,12 @@ struct PostgresEngine: StoreEngine {
         return try body(PostgresSession(connection))
     }
 
+    func writeBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        let connection = try Self.mappingUnavailable { try PostgresConnection(url) }
+        defer { connection.close() }
+        return try Self.mappingUnavailable { try connection.transaction { try body(PostgresSession($0)) } }
+    }
+
     func ping() async -> Bool { await pool.ping() }
 
     // PostgreSQL's autovacuum keeps space in use; nothing to do here.

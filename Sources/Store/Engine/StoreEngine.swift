@@ -12,6 +12,9 @@ protocol StoreEngine: Sendable {
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
     /// A read that blocks the calling thread: for start-up and the command line only.
     func readBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    /// One write transaction that blocks the calling thread until committed: for start-up and
+    /// the command line only.
+    func writeBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T
     func ping() async -> Bool
     /// Gives the space of deleted rows back to the file system where the engine does not do
     /// it by itself; returns the pages (or rows) that were free.
@@ -37,6 +40,10 @@ struct SQLiteEngine: StoreEngine {
 
     func readBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         try database.read { try body($0) }
+    }
+
+    func writeBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try database.writeAndWait { try body($0) }
     }
 
     func ping() async -> Bool { database.ping() }
