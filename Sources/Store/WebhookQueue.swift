@@ -25,12 +25,20 @@ public struct WebhookQueue: Sendable {
         self.engine = engine
     }
 
-    /// Whether any event is due at `now` (a read: an idle worker polls without writing).
+    /// Whether a claim at `now` would take an event: one due that is its user's oldest not
+    /// failed. A read, so an idle worker polls without writing, and a user's events waiting
+    /// behind one in back-off cost nothing meanwhile.
     public func hasDue(now: Int64) async throws -> Bool {
         try await engine.read {
-            try $0.queryOne("SELECT 1 FROM webhook_events WHERE failed_at IS NULL AND next_attempt_at <= ? LIMIT 1", [.integer(now)]) != nil
+            try $0.queryOne("SELECT 1 FROM webhook_events e WHERE \(Self.claimable) LIMIT 1", [.integer(now)]) != nil
         }
     }
+
+    /// Due, not failed, and no older event of the user still to deliver; `?` is now.
+    private static let claimable = """
+        e.failed_at IS NULL AND e.next_attempt_at <= ?
+            AND NOT EXISTS (SELECT 1 FROM webhook_events p WHERE p.user_id = e.user_id AND p.seq < e.seq AND p.failed_at IS NULL)
+        """
 
     /// Takes up to `limit` due events for this worker, at most one per user (the user's oldest
     /// that has not failed). Each one's next attempt moves to `now + lease` in the same
@@ -47,10 +55,7 @@ public struct WebhookQueue: Sendable {
                 """
                 UPDATE webhook_events SET next_attempt_at = ?
                 WHERE seq IN (
-                    SELECT e.seq FROM webhook_events e
-                    WHERE e.failed_at IS NULL AND e.next_attempt_at <= ?
-                        AND NOT EXISTS (
-                            SELECT 1 FROM webhook_events p WHERE p.user_id = e.user_id AND p.seq < e.seq AND p.failed_at IS NULL)
+                    SELECT e.seq FROM webhook_events e WHERE \(Self.claimable)
                     ORDER BY e.next_attempt_at, e.seq LIMIT ? \(lock))
                 RETURNING seq, id, user_id, type, body, created_at, attempts
                 """,

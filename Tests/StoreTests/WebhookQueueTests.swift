@@ -46,6 +46,9 @@ struct WebhookQueueTests {
 
             // A retry keeps Ada's third event waiting until the second is delivered.
             #expect(try await queue.recordFailure(adaSecond, error: "HTTP 500", now: 400, retryDelay: 5, retention: 10_000) == .retrying(at: 405))
+            try await queue.markDelivered(id: try #require(second.first { $0.userID == bob }).id)
+            #expect(try await queue.hasDue(now: 404) == false, "Ada's third event is due but waits behind her second")
+            #expect(try await queue.hasDue(now: 405))
             #expect(try await queue.claimDue(now: 404, lease: 30, limit: 10).allSatisfy { $0.userID != ada })
             let retried = try await queue.claimDue(now: 405, lease: 30, limit: 10).filter { $0.userID == ada }
             #expect(retried.map(\.id) == [adaSecond.id])
