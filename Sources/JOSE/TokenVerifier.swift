@@ -132,14 +132,6 @@ public enum TokenVerifier {
 
     /// Compares without an early exit, so timing does not reveal how much of a guess matched.
     static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                guard x.count == y.count else { return false }
-                var difference: UInt8 = 0
-                for index in 0..<x.count { difference |= x[index] ^ y[index] }
-                return difference == 0
-            }
-        }
+        ConstantTime.equals(a.utf8, b.utf8)
     }
 }

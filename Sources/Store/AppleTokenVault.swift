@@ -30,10 +30,6 @@ public struct AppleTokenVault: Sendable {
     private let cipher: AESGCM
 
     /// - Parameter key: the 32-byte `data_key`.
-    public init(database: Database, key: [UInt8]) throws {
-        try self.init(engine: SQLiteEngine(database: database), key: key)
-    }
-
     init(engine: any StoreEngine, key: [UInt8]) throws {
         self.engine = engine
         self.cipher = try AESGCM(key: key)

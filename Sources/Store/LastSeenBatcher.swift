@@ -19,10 +19,6 @@ public final class LastSeenBatcher: Sendable {
     private let state: Mutex<State>
 
     /// - Parameter now: the current time, as the start of the first interval.
-    public convenience init(database: Database, interval: Int64, now: Int64) {
-        self.init(engine: SQLiteEngine(database: database), interval: interval, now: now)
-    }
-
     init(engine: any StoreEngine, interval: Int64, now: Int64) {
         self.engine = engine
         self.interval = max(1, interval)

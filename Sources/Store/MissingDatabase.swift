@@ -2,5 +2,5 @@
 /// create an empty one).
 public struct MissingDatabase: Error, Sendable, CustomStringConvertible {
     public let path: String
-    public var description: String { "no database at \(path) (check database, or --config)" }
+    public var description: String { "no database at \(path) (start the server once, or run siwa-server migrate)" }
 }

@@ -5,8 +5,17 @@ import Synchronization
 /// it, and the listener drops the matching entries (SPEC §11: ended everywhere within a
 /// second). While the listener is not connected nothing is served from memory, since
 /// notifications may be missed; on every (re)connection the cache starts empty.
+///
+/// This instance's own writes are seen by its very next read, as on SQLite: the listener hears
+/// a write's notifications some time after its COMMIT returns, so a write that commits while
+/// entries are held suspends serving from memory and sends a marker (`w:<instance>:<n>`) after
+/// its commit; PostgreSQL delivers notifications in commit order, so once the listener hears
+/// the marker it has dropped whatever that write changed.
 final class NotifiedSessionCache: Sendable {
     static let channel = "siwa_cache"
+
+    /// Tells this cache's markers from other instances'.
+    let instance = RecordID.make(prefix: "")
 
     /// Bounds memory; past it an arbitrary entry makes room (a later re-read, nothing worse).
     static let capacity = 10_000
@@ -19,6 +28,9 @@ final class NotifiedSessionCache: Sendable {
         /// it may hold what the invalidation was about.
         var generation: UInt64 = 0
         var listening = false
+        /// Markers of this instance's committed writes not yet heard: nothing is served.
+        var unheardWrites: Set<UInt64> = []
+        var nextWrite: UInt64 = 0
 
         mutating func remove(_ tokenHash: [UInt8]) {
             guard let entry = entries.removeValue(forKey: tokenHash) else { return }
@@ -33,6 +45,8 @@ final class NotifiedSessionCache: Sendable {
             hashesByUser = [:]
             generation &+= 1
             self.listening = listening
+            // With the entries gone and older reads refused, no marker needs waiting for.
+            unheardWrites = []
         }
     }
 
@@ -40,7 +54,7 @@ final class NotifiedSessionCache: Sendable {
 
     func lookup(_ tokenHash: [UInt8]) -> (SessionRecord, UserRecord)? {
         state.withLock { state in
-            guard state.listening, let entry = state.entries[tokenHash] else { return nil }
+            guard state.listening, state.unheardWrites.isEmpty, let entry = state.entries[tokenHash] else { return nil }
             return (entry.session, entry.user)
         }
     }
@@ -60,9 +74,19 @@ final class NotifiedSessionCache: Sendable {
         }
     }
 
-    /// A notification's payload: `s:<session id>` or `u:<user id>` (see `PostgresSchema`).
+    /// The payload the database sends when user `id` changes.
+    static func userPayload(_ id: String) -> String { "u:" + id }
+
+    /// A notification's payload: `s:<session id>` or `u:<user id>` (see `PostgresSchema`), or
+    /// a write's marker.
     func invalidate(_ payload: String) {
         state.withLock { state in
+            if payload.hasPrefix("w:") {
+                // A marker changes no row; another instance's is ignored.
+                let marker = payload.dropFirst(2).split(separator: ":")
+                if marker.count == 2, marker[0] == instance, let write = UInt64(marker[1]) { state.unheardWrites.remove(write) }
+                return
+            }
             state.generation &+= 1
             let id = String(payload.dropFirst(2))
             if payload.hasPrefix("s:") {
@@ -74,6 +98,29 @@ final class NotifiedSessionCache: Sendable {
             }
         }
     }
+
+    /// Called when a write of this instance has committed, before the write returns: the
+    /// marker to send (after the commit, so that it is heard after the write's notifications),
+    /// or nil when nothing is held or served, so nothing needs waiting for: reads that began
+    /// before the commit are then refused instead.
+    func writeCommitted() -> String? {
+        state.withLock { state in
+            guard state.listening, !state.entries.isEmpty else {
+                state.clear(listening: state.listening)
+                return nil
+            }
+            state.nextWrite &+= 1
+            state.unheardWrites.insert(state.nextWrite)
+            return "w:\(instance):\(state.nextWrite)"
+        }
+    }
+
+    /// A write whose marker could not be sent, or one that may have committed unheard (its
+    /// COMMIT's answer lost): everything goes.
+    func forgetAll() { state.withLock { $0.clear(listening: $0.listening) } }
+
+    /// Whether entries may be served: the listener is connected and listening.
+    var isListening: Bool { state.withLock { $0.listening } }
 
     func listenerConnected() { state.withLock { $0.clear(listening: true) } }
 

@@ -16,10 +16,6 @@ public struct PendingProfileStore: Sendable {
 
     public static let holdTime: Int64 = 24 * 60 * 60
 
-    public init(database: Database) {
-        self.init(engine: SQLiteEngine(database: database))
-    }
-
     init(engine: any StoreEngine) {
         self.engine = engine
     }

@@ -33,10 +33,6 @@ public struct ReplayGuard: Sendable {
     /// Lifetime of a server-issued nonce (SPEC §4: single use, 10 minutes).
     public static let nonceLifetime: Int64 = 600
 
-    public init(database: Database) {
-        self.init(engine: SQLiteEngine(database: database))
-    }
-
     init(engine: any StoreEngine) {
         self.engine = engine
     }

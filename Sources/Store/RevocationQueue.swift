@@ -29,10 +29,6 @@ public struct RevocationQueue: Sendable {
     private let engine: any StoreEngine
     private let cipher: AESGCM
 
-    public init(database: Database, key: [UInt8]) throws {
-        try self.init(engine: SQLiteEngine(database: database), key: key)
-    }
-
     init(engine: any StoreEngine, key: [UInt8]) throws {
         self.engine = engine
         cipher = try AESGCM(key: key)

@@ -4,10 +4,6 @@ import SQLite
 public struct ServerState: Sendable {
     private let engine: any StoreEngine
 
-    public init(database: Database) {
-        self.init(engine: SQLiteEngine(database: database))
-    }
-
     init(engine: any StoreEngine) {
         self.engine = engine
     }

@@ -6,13 +6,8 @@ import WireFormat
 /// yields no usable token).
 public struct SessionStore: Sendable {
     private let engine: any StoreEngine
-    private let caching: SessionCaching
-
-    /// - Parameter caching: keep recently authenticated sessions in memory (see `SessionCache`);
-    ///   needs a database opened with `sessions` and `users` tracked, as `StoreOpener` does.
-    public init(database: Database, caching: Bool = false) {
-        self.init(engine: SQLiteEngine(database: database), caching: caching ? Self.cache(for: database).map(SessionCaching.tracked) ?? .none : .none)
-    }
+    /// Internal, not private: tests wait for PostgreSQL's cache to listen.
+    let caching: SessionCaching
 
     init(engine: any StoreEngine, caching: SessionCaching) {
         self.engine = engine
@@ -159,6 +154,18 @@ public struct SessionStore: Sendable {
         let ended = try await engine.write { try Self.end(id: id, userID: userID, in: $0) }
         if case .tracked(let cache) = caching { cache.forget(sessionID: id) }
         return ended
+    }
+
+    /// Drops the cached sessions of a user whose sessions just ended, in this process at once.
+    /// On SQLite the row versions already refuse them (this frees the memory); on PostgreSQL
+    /// the database's NOTIFY reaches this instance's listener a moment later, and until then
+    /// the entries would still be served here.
+    func dropCached(userID: String) {
+        switch caching {
+        case .none: break
+        case .tracked(let cache): cache.sweep()
+        case .notified(let cache): cache.invalidate(NotifiedSessionCache.userPayload(userID))
+        }
     }
 
     /// Frees the memory of cached sessions that ended some other way (Housekeeping).

@@ -37,6 +37,20 @@ public struct SignInWrite: Sendable {
     }
 }
 
+/// A web sign-in's way back to an app (SPEC §8): SHA-256 of the one-time code put on the app
+/// URL, the app's S256 `code_challenge`, and when the code stops working.
+public struct AppReturnGrant: Sendable {
+    public let codeHash: [UInt8]
+    public let codeChallenge: String
+    public let expiresAt: Int64
+
+    public init(codeHash: [UInt8], codeChallenge: String, expiresAt: Int64) {
+        self.codeHash = codeHash
+        self.codeChallenge = codeChallenge
+        self.expiresAt = expiresAt
+    }
+}
+
 /// Why a sign-in's write was refused; the transaction kept nothing of it.
 public enum SignInConflict: Error, Equatable, Sendable {
     /// The identity token already made a session.
@@ -65,34 +79,85 @@ extension Store {
     /// Commits a verified sign-in. Throws `SignInConflict` (and keeps nothing) for a replayed
     /// token or a used or expired nonce.
     public func completeSignIn(_ write: SignInWrite, now: Int64) async throws -> SignedIn {
-        let vault = self.vault
-        let outbox = self.outbox
-        do {
-            return try await engine.write { connection in
-                if let nonce = write.nonce, let conflict = SignInConflict(try ReplayGuard.consumeNonce(nonce, now: now, in: connection)) {
-                    throw conflict
-                }
-                try ReplayGuard.recordUsedToken(write.tokenHash, expiresAt: write.tokenExpiresAt, in: connection)
-                let adopted = try PendingProfileStore.adopt(appleSub: write.identity.appleSub, now: now, in: connection)
-                let before = outbox.renderer == nil ? nil : try UserStore.user(appleSub: write.identity.appleSub, in: connection)
-                let (user, created) = try UserStore.upsertOnSignIn(
-                    in: connection, identity: write.identity, profile: write.profile ?? adopted?.profile, now: now)
-                if created {
-                    try outbox.append(.userCreated, .user(user), now: now, in: connection)
-                } else {
-                    try outbox.appendIfChanged(from: before, to: user, now: now, in: connection)
-                }
-                if let grant = write.appleTokens {
-                    try vault.store(
-                        in: connection, userID: user.id, clientID: grant.clientID, refreshToken: grant.refreshToken,
-                        accessToken: grant.accessToken, now: now)
-                }
+        let (vault, outbox) = (self.vault, self.outbox)
+        return try await Self.mappingReplay {
+            try await engine.write { connection in
+                let (user, created) = try Self.commitSignIn(write, now: now, vault: vault, outbox: outbox, in: connection)
                 let session = try SessionStore.create(in: connection, userID: user.id, deviceName: write.deviceName, now: now, ttl: write.sessionTTL)
                 return SignedIn(user: user, session: session, created: created)
             }
+        }
+    }
+
+    /// Commits a verified web sign-in that returns to an app (SPEC §8): everything
+    /// `completeSignIn` writes except the session, and instead a one-time code bound to the
+    /// app's PKCE challenge, which `redeemAppReturnCode` turns into the session.
+    public func completeSignIn(_ write: SignInWrite, returningToApp grant: AppReturnGrant, now: Int64) async throws -> (user: UserRecord, created: Bool) {
+        let (vault, outbox) = (self.vault, self.outbox)
+        return try await Self.mappingReplay {
+            try await engine.write { connection in
+                let (user, created) = try Self.commitSignIn(write, now: now, vault: vault, outbox: outbox, in: connection)
+                try connection.run(
+                    "INSERT INTO app_return_codes(code_hash, user_id, code_challenge, created, expires_at) VALUES (?, ?, ?, ?, ?)",
+                    [.blob(grant.codeHash), .text(user.id), .text(grant.codeChallenge), SQLiteValue(created), .integer(grant.expiresAt)])
+                return (user, created)
+            }
+        }
+    }
+
+    /// `POST /api/auth/exchange`: uses the code up, whatever follows, and when it is live and
+    /// `verifies` accepts its stored challenge, makes the session, in the same transaction.
+    /// nil for a code that is unknown, used, expired or whose verifier does not match.
+    public func redeemAppReturnCode(
+        codeHash: [UInt8], verifies: @escaping @Sendable (_ challenge: String) -> Bool, deviceName: String?, sessionTTL: Int64, now: Int64
+    ) async throws -> SignedIn? {
+        try await engine.write { connection -> SignedIn? in
+            guard let row = try connection.queryOne(
+                "DELETE FROM app_return_codes WHERE code_hash = ? RETURNING user_id, code_challenge, created, expires_at", [.blob(codeHash)]),
+                try row.int64("expires_at") > now, verifies(try row.string("code_challenge")),
+                let user = try UserStore.user(id: try row.string("user_id"), in: connection)
+            else { return nil }
+            let session = try SessionStore.create(in: connection, userID: user.id, deviceName: deviceName, now: now, ttl: sessionTTL)
+            return SignedIn(user: user, session: session, created: try row.int64("created") != 0)
+        }
+    }
+
+    /// The writes every sign-in shares: the nonce and token marks, the user (with its event),
+    /// Apple's tokens.
+    private static func commitSignIn(
+        _ write: SignInWrite, now: Int64, vault: AppleTokenVault, outbox: WebhookOutbox, in connection: any SQLConnection
+    ) throws -> (UserRecord, Bool) {
+        if let nonce = write.nonce, let conflict = SignInConflict(try ReplayGuard.consumeNonce(nonce, now: now, in: connection)) {
+            throw conflict
+        }
+        try ReplayGuard.recordUsedToken(write.tokenHash, expiresAt: write.tokenExpiresAt, in: connection)
+        let adopted = try PendingProfileStore.adopt(appleSub: write.identity.appleSub, now: now, in: connection)
+        let before = outbox.renderer == nil ? nil : try UserStore.user(appleSub: write.identity.appleSub, in: connection)
+        let (user, created) = try UserStore.upsertOnSignIn(
+            in: connection, identity: write.identity, profile: write.profile ?? adopted?.profile, now: now)
+        if created {
+            try outbox.append(.userCreated, .user(user), now: now, in: connection)
+        } else {
+            try outbox.appendIfChanged(from: before, to: user, now: now, in: connection)
+        }
+        if let grant = write.appleTokens {
+            try vault.store(
+                in: connection, userID: user.id, clientID: grant.clientID, refreshToken: grant.refreshToken,
+                accessToken: grant.accessToken, now: now)
+        }
+        return (user, created)
+    }
+
+    private static func mappingReplay<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
         } catch ReplayError.tokenAlreadyUsed {
             throw SignInConflict.tokenReplayed
         }
+    }
+
+    static func pruneAppReturnCodes(in connection: any SQLConnection, now: Int64) throws -> Int {
+        try connection.run("DELETE FROM app_return_codes WHERE expires_at <= ?", [.integer(now)])
     }
 
     /// Before a code goes to Apple, in one commit: the server-issued nonce is used up (so the

@@ -9,7 +9,8 @@ public final class Store: Sendable {
     /// The SQLite database when that is the engine (tests count its commits).
     let database: Database?
     public let users: UserStore
-    /// Sessions; on SQLite served from a cache that the engine keeps true.
+    /// Sessions, served from a cache that the engine keeps true (SQLite's change tracker,
+    /// PostgreSQL's NOTIFY).
     public let sessions: SessionStore
     public let replay: ReplayGuard
     public let pendingProfiles: PendingProfileStore
@@ -79,7 +80,7 @@ public final class Store: Sendable {
             pool.close()
             throw error
         }
-        let engine = PostgresEngine(pool: pool, url: location, listener: listener)
+        let engine = PostgresEngine(pool: pool, url: location, listener: listener, cache: cache)
         do {
             return try Store(engine: engine, database: nil, caching: .notified(cache), events: events, dataKey: dataKey())
         } catch {

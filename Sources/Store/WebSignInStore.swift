@@ -7,6 +7,8 @@ public struct PendingWebSignIn: Sendable, Equatable {
     public let nonce: String
     public let returnTo: String
     public let expiresAt: Int64
+    /// The app's S256 PKCE challenge when this sign-in returns to an app (SPEC §8).
+    public let codeChallenge: String?
     /// SHA-256 of the binding cookie that was set with the redirect.
     let bindingHash: [UInt8]
 
@@ -25,10 +27,6 @@ public struct WebSignInStore: Sendable {
 
     private let engine: any StoreEngine
 
-    public init(database: Database) {
-        self.init(engine: SQLiteEngine(database: database))
-    }
-
     init(engine: any StoreEngine) {
         self.engine = engine
     }
@@ -41,15 +39,15 @@ public struct WebSignInStore: Sendable {
         public let expiresAt: Int64
     }
 
-    public func start(returnTo: String, now: Int64) async throws -> Started {
+    public func start(returnTo: String, codeChallenge: String? = nil, now: Int64) async throws -> Started {
         let started = Started(
             state: Base64.url.encode(SecureRandom.bytes(32)), binding: Base64.url.encode(SecureRandom.bytes(32)),
             nonce: Base64.url.encode(SecureRandom.bytes(32)), expiresAt: now + Self.lifetime)
         try await engine.write { connection in
             _ = try connection.run(
-                "INSERT INTO web_sign_ins(state_hash, binding_hash, nonce, return_to, expires_at) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO web_sign_ins(state_hash, binding_hash, nonce, return_to, code_challenge, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
                 [.blob(SHA256.hash(Array(started.state.utf8))), .blob(SHA256.hash(Array(started.binding.utf8))),
-                 .text(started.nonce), .text(returnTo), .integer(started.expiresAt)])
+                 .text(started.nonce), .text(returnTo), codeChallenge.map(SQLiteValue.text) ?? .null, .integer(started.expiresAt)])
         }
         return started
     }
@@ -66,11 +64,12 @@ public struct WebSignInStore: Sendable {
         let hash = SHA256.hash(Array(state.utf8))
         return try await engine.write { connection in
             guard let row = try connection.queryOne(
-                "DELETE FROM web_sign_ins WHERE state_hash = ? RETURNING binding_hash, nonce, return_to, expires_at", [.blob(hash)])
+                "DELETE FROM web_sign_ins WHERE state_hash = ? RETURNING binding_hash, nonce, return_to, code_challenge, expires_at",
+                [.blob(hash)])
             else { return .unknown }
             let pending = PendingWebSignIn(
                 nonce: try row.string("nonce"), returnTo: try row.string("return_to"), expiresAt: try row.int64("expires_at"),
-                bindingHash: try row.blob("binding_hash"))
+                codeChallenge: try row.optionalString("code_challenge"), bindingHash: try row.blob("binding_hash"))
             return pending.expiresAt > now ? .found(pending) : .expired
         }
     }

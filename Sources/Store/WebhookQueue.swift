@@ -154,7 +154,7 @@ extension WebhookQueue {
         if Store.isPostgres(location) {
             try Store.migratePostgres(location)
             let pool = try PostgresEngine.mappingUnavailable { try PostgresPool(location, size: 1, applicationName: "siwa-server webhooks") }
-            engine = PostgresEngine(pool: pool, url: location, listener: nil)
+            engine = PostgresEngine(pool: pool, url: location, listener: nil, cache: nil)
         } else {
             guard access(location, F_OK) == 0 else { throw MissingDatabase(path: location) }
             engine = SQLiteEngine(database: try StoreOpener.open(path: location, readers: 1))

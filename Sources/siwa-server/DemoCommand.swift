@@ -47,6 +47,9 @@ struct DemoCommand: AsyncParsableCommand {
                 "private_key": simulator.developerKeyPEM, "client_ids": "com.example.app,com.example.web",
                 "web_client_id": "com.example.web", "data_key": Base64.url.encode(SecureRandom.bytes(32)),
                 "log_format": format.rawValue,
+                // Webhook events go to the demo's own receiver, which shows them in the browser.
+                "webhook_url": "http://127.0.0.1:\(port)\(DemoWebhookReceiver.path)",
+                "webhook_secret": "whsec_" + Base64.standard.encode(SecureRandom.bytes(32)),
             ], isTerminal: isTerminal)
             application = try Application(configuration: configuration, logger: logger, demo: true)
             try application.start()
@@ -63,6 +66,7 @@ struct DemoCommand: AsyncParsableCommand {
               account page. Then sign out and in again (your name stays), end a session, or
               delete the account.
 
+              Webhooks:  http://localhost:\(port)\(DemoWebhookReceiver.path)  (the events your backend would receive)
               API:       curl http://localhost:\(port)/openapi.json
               Simulator: \(simulator.baseURL)/sim/log  (what "Apple" received)
               Ctrl-C stops the demo and deletes its database and keys.

@@ -21,7 +21,7 @@ struct WebhooksCommand: AsyncParsableCommand {
 
         func run() async throws {
             let configuration = options.load()
-            let events = try await WebhooksCommand.onQueue(configuration, command: "webhooks failed") { try await $0.failed(limit: 100_000) }
+            let events = try await WebhooksCommand.onQueue(configuration, options: options, command: "webhooks failed") { try await $0.failed(limit: 100_000) }
             print(FailedWebhooksReport.text(events))
         }
     }
@@ -52,7 +52,7 @@ struct WebhooksCommand: AsyncParsableCommand {
             let configuration = options.load()
             let now = Clocks.system.wall()
             if let id {
-                let queued = try await WebhooksCommand.onQueue(configuration, command: "webhooks retry") { try await $0.requeue(id: id, now: now) }
+                let queued = try await WebhooksCommand.onQueue(configuration, options: options, command: "webhooks retry") { try await $0.requeue(id: id, now: now) }
                 guard queued else {
                     LoggingSetup.reportFatal(
                         "webhooks retry: no failed webhook event has the id \(id) (`siwa-server webhooks failed` lists them)",
@@ -61,7 +61,7 @@ struct WebhooksCommand: AsyncParsableCommand {
                 }
                 print("queued \(id) again")
             } else {
-                let count = try await WebhooksCommand.onQueue(configuration, command: "webhooks retry") { try await $0.requeueAll(now: now) }
+                let count = try await WebhooksCommand.onQueue(configuration, options: options, command: "webhooks retry") { try await $0.requeueAll(now: now) }
                 print("queued \(count) failed event(s) again")
             }
             if configuration.webhookURL == nil {
@@ -70,14 +70,16 @@ struct WebhooksCommand: AsyncParsableCommand {
         }
     }
 
-    /// Runs `body` on the configured database's webhook queue; a database that cannot be opened
-    /// ends the command with exit code 1 and one line saying why.
-    static func onQueue<T>(_ configuration: Configuration, command: String, _ body: (WebhookQueue) async throws -> T) async throws -> T {
+    /// Runs `body` on the configured database's webhook queue. A SQLite path with no database
+    /// is a configuration error (exit 2, as for `users`); a database that fails ends the command
+    /// with exit code 1; each with one line saying why.
+    static func onQueue<T>(
+        _ configuration: Configuration, options: ConfigurationOptions, command: String, _ body: (WebhookQueue) async throws -> T
+    ) async throws -> T {
         do {
             return try await WebhookQueue.withQueue(at: configuration.database, body)
         } catch let error as MissingDatabase {
-            LoggingSetup.reportFatal("\(command): \(error)", format: configuration.logFormat)
-            throw ExitCode(1)
+            options.fail(ConfigurationError(key: "database", problem: error.description))
         } catch {
             LoggingSetup.reportFatal("\(command): \(error) (database \(Store.redacted(configuration.database)))", format: configuration.logFormat)
             throw ExitCode(1)

@@ -8,7 +8,7 @@ import Testing
         let fixture = try await NativeSignInTests.Fixture()
         let database = fixture.database
         let now = Int64(Date().timeIntervalSince1970)
-        let sessions = SessionStore(database: database)
+        let sessions = fixture.harness.application.store.sessions
         let userID = try await database.write { connection in
             try UserStore.upsertOnSignIn(in: connection, identity: VerifiedIdentity(appleSub: "001.house.1"), profile: nil, now: now).user.id
         }

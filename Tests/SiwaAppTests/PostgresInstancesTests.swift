@@ -1,6 +1,7 @@
 import AppleSimulator
 import Foundation
 import JSON
+import Store
 import Testing
 import TestSupport
 @testable import SiwaApp
@@ -35,27 +36,38 @@ struct PostgresInstancesTests {
     }
 
     static func signIn(_ harness: ApplicationTests.Harness, simulator: AppleIDSimulator, sub: String) async throws -> String {
-        let token = try simulator.issueCode(sub: sub, clientID: app, nonce: "n").identityToken
-        let body = JSONWriter.string(.object(JSONObject([("identity_token", .string(token)), ("nonce", .string("n"))])))
+        try await signIn(harness, simulator: simulator, sub: sub, withCode: false).session
+    }
+
+    /// A native sign-in; with its authorization code, Apple's tokens are stored (and revoked
+    /// when the account is deleted). The session token and the user id.
+    static func signIn(
+        _ harness: ApplicationTests.Harness, simulator: AppleIDSimulator, sub: String, withCode: Bool
+    ) async throws -> (session: String, userID: String) {
+        let issued = try simulator.issueCode(sub: sub, clientID: app, nonce: "n")
+        var fields: [(String, JSONValue)] = [("identity_token", .string(issued.identityToken)), ("nonce", .string("n"))]
+        if withCode { fields.append(("authorization_code", .string(issued.code))) }
+        let body = JSONWriter.string(.object(JSONObject(fields)))
         let reply = try await HTTPGet.raw(
             port: harness.application.port,
             "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
         let json = try JSONParser.parse(reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()).object
-        return try #require(json?["session"]?.object?["token"]?.string, "\(reply)")
+        let session = try #require(json?["session"]?.object?["token"]?.string, "\(reply)")
+        return (session, try #require(json?["user"]?.object?["id"]?.string))
     }
 
-    static func me(_ harness: ApplicationTests.Harness, _ session: String) async throws -> Int {
-        try await harness.get("/api/me", headers: ["Authorization": "Bearer \(session)"]).status
+    static func me(_ harness: ApplicationTests.Harness, _ session: String, path: String = "/api/me") async throws -> Int {
+        try await harness.get(path, headers: ["Authorization": "Bearer \(session)"]).status
     }
 
     /// SPEC §11: a session ended anywhere is refused everywhere within one second.
-    static func refusedWithinASecond(_ harness: ApplicationTests.Harness, _ session: String) async throws -> Bool {
+    static func refusedWithinASecond(_ harness: ApplicationTests.Harness, _ session: String, path: String = "/api/me") async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(1)
         repeat {
-            if try await me(harness, session) == 401 { return true }
+            if try await me(harness, session, path: path) == 401 { return true }
             try await Task.sleep(for: .milliseconds(20))
         } while ContinuousClock.now < deadline
-        return try await me(harness, session) == 401
+        return try await me(harness, session, path: path) == 401
     }
 
     @Test func twoInstancesOnOneDatabaseShareSessionsAndTheirEnd() async throws {
@@ -86,6 +98,65 @@ struct PostgresInstancesTests {
         #expect(delivered.status == 200)
         #expect(try await Self.refusedWithinASecond(b, second))
 
+        await b.stop()
+        await a.stop()
+    }
+
+    /// An instance that dies holding a revocation's lease leaves it to the others once the
+    /// lease is over, never before: the lease is the only thing that keeps two instances from
+    /// sending one token twice. The dead instance is a Store that claims the row and closes;
+    /// the live one runs on a held clock that the test moves past the lease.
+    @Test func anotherInstanceFinishesADeadInstancesLeasedRevocationAfterTheLease() async throws {
+        let url = try await PostgresCluster.shared().makeDatabase()
+        let clock = ResponderTests.HeldClock(Int64(Date().timeIntervalSince1970))
+        let live = try ApplicationTests.Harness(clocks: clock.clocks) {
+            $0.database = url
+            $0.dataKey = Self.dataKey
+            $0.clientIDs = [Self.app]
+        }
+        _ = try await live.waitUntilReady()
+        let simulator = live.simulator
+        let userID = try await Self.signIn(live, simulator: simulator, sub: "000807.00000000000000000000000000000807.0807", withCode: true).userID
+
+        // The instance about to die deletes the user (the token is queued, due in 10 s by the
+        // live clock), claims the revocation with the workers' lease, and is gone.
+        let start = clock.now
+        let dying = try Store.open(url, connections: 1) { Self.dataKey }
+        _ = try await dying.deleteUser(userID: userID, now: start, firstAttemptAt: start + 10)
+        let claimed = try await dying.revocations.claimDue(now: start + 10, lease: Revoker.lease)
+        #expect(claimed.count == 1)
+        dying.close()
+        func revokeCalls() -> Int { simulator.calls.filter { $0.endpoint == "revoke" }.count }
+
+        // Inside the lease the live instance leaves it alone (its worker polls every second).
+        clock.advance(by: 10 + Revoker.lease - 5)
+        try await Task.sleep(for: .milliseconds(2_500))
+        #expect(revokeCalls() == 0, "leased to the dead instance")
+
+        // Past the lease it is the live instance's, and Apple hears of it once.
+        clock.advance(by: 10)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while revokeCalls() == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(revokeCalls() == 1)
+        #expect(try await live.application.store.revocations.depth().count == 0)
+        await live.stop()
+    }
+
+    /// Forward authentication on every instance (SPEC §8): a session signed in on A verifies on
+    /// B from B's cache, and a sign-out on A is refused by B's `/auth/verify` within a second.
+    @Test func forwardAuthenticationSeesASignOutOnAnotherInstanceWithinASecond() async throws {
+        let url = try await PostgresCluster.shared().makeDatabase()
+        let a = try await Self.instance(url: url)
+        let b = try await Self.instance(url: url, sharing: a.simulator)
+        let session = try await Self.signIn(a, simulator: a.simulator, sub: "000806.00000000000000000000000000000806.0806")
+        #expect(try await Self.me(b, session, path: "/auth/verify") == 204)
+        #expect(try await Self.me(b, session, path: "/auth/verify") == 204)
+        #expect(b.application.store.sessions.cachedCount > 0, "B serves it from its cache")
+        let logout = try await HTTPGet.raw(
+            port: a.application.port,
+            "POST /api/logout HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\nContent-Length: 0\r\n\r\n")
+        #expect(logout.hasPrefix("HTTP/1.1 204"))
+        #expect(try await Self.refusedWithinASecond(b, session, path: "/auth/verify"))
         await b.stop()
         await a.stop()
     }
@@ -133,15 +204,8 @@ struct PostgresInstancesTests {
         let simulator = a.simulator
         var sessions: [String] = []
         for index in 0..<6 {
-            let issued = try simulator.issueCode(sub: "000802.0000000000000000000000000000080\(index).0802", clientID: Self.app, nonce: "n")
-            let body = JSONWriter.string(.object(JSONObject([
-                ("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)), ("nonce", .string("n")),
-            ])))
-            let reply = try await HTTPGet.raw(
-                port: a.application.port,
-                "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-            let json = try JSONParser.parse(reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()).object
-            sessions.append(try #require(json?["session"]?.object?["token"]?.string, "\(reply)"))
+            let sub = "000802.0000000000000000000000000000080\(index).0802"
+            sessions.append(try await Self.signIn(a, simulator: simulator, sub: sub, withCode: true).session)
         }
         let faults = 3
         simulator.injectFault(SimulatorFault(endpoint: .revoke, status: 503, count: faults))

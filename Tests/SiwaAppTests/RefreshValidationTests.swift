@@ -83,7 +83,7 @@ import Testing
         #expect(logout.hasPrefix("HTTP/1.1 204"))
         let metrics = fixture.harness.application.metrics
         // The validator has looked at the token (it was due) and let it be.
-        let schedule = RefreshValidationSchedule(database: fixture.database)
+        let schedule = fixture.harness.application.store.refreshSchedule
         #expect(try await Self.eventually { try await (schedule.dueAt(userID: fixture.onlyUserID()) ?? 0) > Int64(Date().timeIntervalSince1970) })
         #expect(Self.refreshCalls(fixture.simulator).isEmpty)
         #expect(metrics.refreshValidations.count("valid") == 0)

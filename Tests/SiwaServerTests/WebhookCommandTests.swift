@@ -9,11 +9,7 @@ import TestSupport
 /// yet delivered when the process is killed with SIGKILL, delivered by the next one.
 @Suite(.timeLimit(.minutes(2)))
 struct WebhookCommandTests {
-    enum Engine: String, CaseIterable, Sendable {
-        case sqlite, postgres
-
-        static var available: [Engine] { PostgresCluster.testsEnabled ? allCases : [.sqlite] }
-    }
+    typealias Engine = DatabaseEngine
 
     /// A receiver that refuses (503) until told to accept.
     final class Switch: Sendable {
@@ -105,8 +101,8 @@ struct WebhookCommandTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try #"{"database": "data/siwa.sqlite3"}"#.write(toFile: folder + "/siwa.json", atomically: true, encoding: .utf8)
         let missing = try await ServerProcess.run(["webhooks", "failed", "--config", "siwa.json"], folder: folder)
-        #expect(missing.status == 1)
-        #expect(missing.stderr.contains("no database at data/siwa.sqlite3"))
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("database: no database at data/siwa.sqlite3"))
         #expect(!FileManager.default.fileExists(atPath: folder + "/data/siwa.sqlite3"), "no database is created by a typo")
 
         #expect(try await ServerProcess.run(["migrate", "--config", "siwa.json"], folder: folder).status == 0)

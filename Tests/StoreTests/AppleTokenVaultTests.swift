@@ -1,21 +1,19 @@
 import OpenSSLCrypto
-import SQLite
-import Store
+@testable import Store
 import Testing
 
 @Suite struct AppleTokenVaultTests {
-    private let key = [UInt8](repeating: 0x42, count: 32)
-
-    @Test func storesSealedAndLoadsBack() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database)
-            let vault = try AppleTokenVault(database: database, key: key)
+    @Test(arguments: Engine.available)
+    func storesSealedAndLoadsBack(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let userID = try await makeUser(store)
+            let vault = store.vault
             try await vault.store(userID: userID, clientID: "com.example.app", refreshToken: "r.secret", accessToken: "a.secret", now: 10)
 
             let tokens = try await #require(try vault.load(userID: userID))
             #expect(tokens == AppleTokens(clientID: "com.example.app", refreshToken: "r.secret", accessToken: "a.secret", updatedAt: 10))
             // At rest the tokens are not in clear.
-            let row = try #require(try database.read { try $0.queryOne("SELECT refresh_token, access_token FROM apple_tokens") })
+            let row = try #require(try await store.engine.read { try $0.queryOne("SELECT refresh_token, access_token FROM apple_tokens") })
             let sealed = try row.blob("refresh_token")
             #expect(!String(decoding: sealed, as: UTF8.self).contains("r.secret"))
             #expect(sealed.count == 12 + "r.secret".utf8.count + 16)
@@ -26,7 +24,7 @@ import Testing
             await #expect(try vault.load(userID: userID)?.accessToken == "a.2")
 
             // Readable inside a write transaction too (account deletion queues the tokens).
-            let inWrite = try await database.write { try vault.load(userID: userID, in: $0) }
+            let inWrite = try await store.engine.write { try vault.load(userID: userID, in: $0) }
             #expect(inWrite?.accessToken == "a.2")
 
             #expect(try await vault.drop(userID: userID))
@@ -35,13 +33,14 @@ import Testing
         }
     }
 
-    @Test func aRowCopiedToAnotherUserDoesNotOpen() async throws {
-        try await withDatabase { database in
-            let ada = try await makeUser(database, sub: "ada")
-            let eve = try await makeUser(database, sub: "eve")
-            let vault = try AppleTokenVault(database: database, key: key)
+    @Test(arguments: Engine.available)
+    func aRowCopiedToAnotherUserDoesNotOpen(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let ada = try await makeUser(store, sub: "ada")
+            let eve = try await makeUser(store, sub: "eve")
+            let vault = store.vault
             try await vault.store(userID: ada, clientID: "c", refreshToken: "ada-refresh", accessToken: "ada-access", now: 1)
-            try await database.write { connection in
+            try await store.engine.write { connection in
                 try connection.run(
                     """
                     INSERT INTO apple_tokens(user_id, client_id, refresh_token, access_token, updated_at)
@@ -55,22 +54,23 @@ import Testing
         }
     }
 
-    @Test func swappedColumnsDoNotOpen() async throws {
-        try await withDatabase { database in
-            let ada = try await makeUser(database)
-            let vault = try AppleTokenVault(database: database, key: key)
+    @Test(arguments: Engine.available)
+    func swappedColumnsDoNotOpen(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let ada = try await makeUser(store)
+            let vault = store.vault
             try await vault.store(userID: ada, clientID: "c", refreshToken: "refresh", accessToken: "access", now: 1)
-            try await database.write { try $0.run("UPDATE apple_tokens SET access_token = refresh_token") }
+            try await store.engine.write { try $0.run("UPDATE apple_tokens SET access_token = refresh_token") }
             await #expect(throws: CryptoError.self) { try await vault.load(userID: ada) }
         }
     }
 
-    @Test func anotherKeyDoesNotOpen() async throws {
-        try await withDatabase { database in
-            let ada = try await makeUser(database)
-            try await AppleTokenVault(database: database, key: key)
-                .store(userID: ada, clientID: "c", refreshToken: "refresh", accessToken: nil, now: 1)
-            let other = try AppleTokenVault(database: database, key: [UInt8](repeating: 0x43, count: 32))
+    @Test(arguments: Engine.available)
+    func anotherKeyDoesNotOpen(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let ada = try await makeUser(store)
+            try await store.vault.store(userID: ada, clientID: "c", refreshToken: "refresh", accessToken: nil, now: 1)
+            let other = try AppleTokenVault(engine: store.engine, key: [UInt8](repeating: 0x43, count: 32))
             await #expect(throws: CryptoError.self) { try await other.load(userID: ada) }
         }
     }

@@ -7,35 +7,9 @@ import TestSupport
 import WireFormat
 
 /// The Store's named operations, one body run on SQLite and on PostgreSQL (issue 13). Each
-/// test gets a fresh database: a file in a temporary folder, or a new PostgreSQL database in
-/// the test process's throwaway cluster.
+/// test gets a fresh database (`withStore`).
 @Suite(.timeLimit(.minutes(2)))
 struct BothEnginesTests {
-    enum Engine: String, CaseIterable, Sendable {
-        case sqlite, postgres
-
-        /// PostgreSQL only where its tests run (always under CI; skipped loudly elsewhere).
-        static var available: [Engine] { PostgresCluster.testsEnabled ? allCases : [.sqlite] }
-    }
-
-    static let key = [UInt8](repeating: 0x42, count: 32)
-
-    static func withStore(_ engine: Engine, _ body: (Store) async throws -> Void) async throws {
-        switch engine {
-        case .sqlite:
-            try await withTemporaryFolder { folder in
-                let store = try Store.open(folder + "/siwa.sqlite3", connections: 2) { key }
-                defer { store.close() }
-                try await body(store)
-            }
-        case .postgres:
-            let url = try await PostgresCluster.shared().makeDatabase()
-            let store = try Store.open(url, connections: 2) { key }
-            defer { store.close() }
-            try await body(store)
-        }
-    }
-
     static func signIn(_ store: Store, sub: String, token: String, nonce: String? = nil, grant: AppleTokenGrant? = nil, now: Int64 = 1_000)
         async throws -> Store.SignedIn
     {
@@ -50,7 +24,7 @@ struct BothEnginesTests {
 
     @Test(arguments: Engine.available)
     func aSignInMakesAUserAndASessionThatAuthenticatesUntilItEnds(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
+        try await withStore(engine) { store in
             let first = try await Self.signIn(store, sub: "sub-1", token: "token-1")
             #expect(first.created)
             let found = try #require(try await store.sessions.authenticate(token: first.session.token, now: 1_001, idleTTL: 3_600))
@@ -71,7 +45,7 @@ struct BothEnginesTests {
 
     @Test(arguments: Engine.available)
     func aReplayedTokenOrNonceKeepsNothing(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
+        try await withStore(engine) { store in
             _ = try await Self.signIn(store, sub: "sub-2", token: "token-1")
             await #expect(throws: SignInConflict.tokenReplayed) { try await Self.signIn(store, sub: "sub-2", token: "token-1") }
             #expect(try await store.replay.isUsed(SHA256.hash("token-1")))
@@ -94,7 +68,7 @@ struct BothEnginesTests {
 
     @Test(arguments: Engine.available)
     func theOneTimeProfileIsKeptBeforeAppleAndAdoptedAfter(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
+        try await withStore(engine) { store in
             try await store.prepareCodeExchange(nonce: nil, appleSub: "sub-6", profile: ClientProfile(givenName: "Ada", familyName: "Lovelace"), now: 1_000)
             let signedIn = try await Self.signIn(store, sub: "sub-6", token: "token-6")
             #expect(signedIn.user.givenName == "Ada")
@@ -104,12 +78,14 @@ struct BothEnginesTests {
 
     @Test(arguments: Engine.available)
     func deletingAUserQueuesItsAppleTokenAndEndsEverything(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
+        try await withStore(engine) { store in
             let signedIn = try await Self.signIn(
                 store, sub: "sub-7", token: "token-7", grant: AppleTokenGrant(clientID: "com.example.app", refreshToken: "r-7", accessToken: "a-7"))
             #expect(try await store.vault.load(userID: signedIn.user.id)?.refreshToken == "r-7")
 
-            let queued = try #require(try await store.deleteUser(userID: signedIn.user.id, now: 2_000, firstAttemptAt: 2_003))
+            let deletion = try #require(try await store.deleteUser(userID: signedIn.user.id, now: 2_000, firstAttemptAt: 2_003))
+            #expect(deletion.user.id == signedIn.user.id)
+            let queued = try #require(deletion.revocation)
             #expect(queued.token == "r-7")
             #expect(queued.kind == .refresh)
             #expect(try await store.users.user(id: signedIn.user.id) == nil)
@@ -127,7 +103,7 @@ struct BothEnginesTests {
 
     @Test(arguments: Engine.available)
     func aNotificationAppliesOnceAndEndsSessionsOnConsentRevoked(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
+        try await withStore(engine) { store in
             let signedIn = try await Self.signIn(store, sub: "sub-8", token: "token-8")
             let disabled = try await store.applyNotification([AccountEvent(kind: .emailDisabled, subject: "sub-8")], jti: "j-1", now: 1_100)
             #expect(disabled.outcome == .processed)
@@ -143,7 +119,7 @@ struct BothEnginesTests {
 
     @Test(arguments: Engine.available)
     func webSignInStatesAreUsedOnce(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
+        try await withStore(engine) { store in
             let started = try await store.webSignIns.start(returnTo: "/account", now: 1_000)
             guard case .found(let pending) = try await store.webSignIns.consume(state: started.state, now: 1_001) else {
                 Issue.record("the state was not found")
@@ -158,7 +134,7 @@ struct BothEnginesTests {
 
     @Test(arguments: Engine.available)
     func refreshTokensAreScheduledAndARevokedOneIsMarkedOnlyIfUnchanged(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
+        try await withStore(engine) { store in
             let signedIn = try await Self.signIn(
                 store, sub: "sub-9", token: "token-9", grant: AppleTokenGrant(clientID: "com.example.app", refreshToken: "r-9", accessToken: "a-9"))
             #expect(try await store.refreshSchedule.scheduleNew(interval: 86_400) == 1)
@@ -173,7 +149,7 @@ struct BothEnginesTests {
 
     @Test(arguments: Engine.available)
     func serverStateKeepsBytesExactly(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
+        try await withStore(engine) { store in
             let bytes = (0...255).map(UInt8.init)
             try await store.serverState.set("blob", bytes)
             #expect(try store.serverState.get("blob") == bytes)
@@ -188,7 +164,7 @@ struct BothEnginesTests {
 extension BothEnginesTests {
     @Test(arguments: Engine.available)
     func claimedRevocationsAreLeasedAndConcurrentClaimsAreDisjoint(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
+        try await withStore(engine) { store in
             var ids: Set<Int64> = []
             for index in 0..<20 {
                 ids.insert(try await store.queueRevocation(clientID: "com.example.app", token: "t-\(index)", kind: .refresh, now: 1_000))
@@ -222,7 +198,7 @@ extension BothEnginesTests {
 extension BothEnginesTests {
     @Test(arguments: Engine.available)
     func dueRefreshTokensAreClaimedOnceWithALease(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
+        try await withStore(engine) { store in
             var users: Set<String> = []
             for index in 0..<6 {
                 let signedIn = try await Self.signIn(
@@ -250,7 +226,7 @@ struct CopyDatabaseTests {
     @Test func aPopulatedSQLiteDatabaseWorksTheSameOnPostgreSQLAfterTheCopy() async throws {
         try await withTemporaryFolder { folder in
             let path = folder + "/siwa.sqlite3"
-            let sqlite = try Store.open(path, connections: 2) { BothEnginesTests.key }
+            let sqlite = try Store.open(path, connections: 2) { testDataKey }
             let ada = try await BothEnginesTests.signIn(
                 sqlite, sub: "copy-ada", token: "copy-1", grant: AppleTokenGrant(clientID: "com.example.app", refreshToken: "r-ada", accessToken: "a-ada"))
             let bob = try await BothEnginesTests.signIn(sqlite, sub: "copy-bob", token: "copy-2")
@@ -264,7 +240,7 @@ struct CopyDatabaseTests {
             #expect(copied["sessions"] == 2)
             #expect(copied["revocations"] == 1)
 
-            let postgres = try Store.open(url, connections: 2) { BothEnginesTests.key }
+            let postgres = try Store.open(url, connections: 2) { testDataKey }
             defer { postgres.close() }
             let found = try #require(try await postgres.sessions.authenticate(token: ada.session.token, now: 1_002, idleTTL: 86_400))
             #expect(found.1.id == ada.user.id)
@@ -285,7 +261,7 @@ struct CopyDatabaseTests {
 extension BothEnginesTests {
     @Test(arguments: Engine.available)
     func housekeepingDeletesWhatExpiredInOneTransaction(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
+        try await withStore(engine) { store in
             let live = try await Self.signIn(store, sub: "prune-live", token: "prune-1", now: 10_000)
             _ = try await Self.signIn(store, sub: "prune-old", token: "prune-2", now: 1_000)
             _ = try await store.webSignIns.start(returnTo: "/", now: 1_000)
@@ -305,7 +281,7 @@ struct HousekeepingTurnTests {
     /// Of several instances one prunes at a time: while another holds the turn, nil.
     @Test func whileAnotherInstanceHoldsTheTurnNothingIsDone() async throws {
         let url = try await PostgresCluster.shared().makeDatabase()
-        let store = try Store.open(url, connections: 2) { BothEnginesTests.key }
+        let store = try Store.open(url, connections: 2) { testDataKey }
         defer { store.close() }
         let other = try PostgresConnection(url)
         defer { other.close() }

@@ -1,5 +1,5 @@
 import SQLite
-import Store
+@testable import Store
 import Testing
 
 /// Deleted rows give their space back (issue 9: clients not signed in could grow the file).
@@ -13,7 +13,7 @@ import Testing
             let database = try StoreOpener.open(path: folder + "/siwa.sqlite3")
             defer { database.close() }
             #expect(try pragma(database, "auto_vacuum") == 2)
-            let store = WebSignInStore(database: database)
+            let store = WebSignInStore(engine: SQLiteEngine(database: database))
             let returnTo = "/" + String(repeating: "r", count: 2_000)
             for _ in 0..<2_000 { _ = try await store.start(returnTo: returnTo, now: 0) }
             let grown = try pragma(database, "page_count")

@@ -1,21 +1,21 @@
-import SQLite
-import Store
+@testable import Store
 import Testing
 
 @Suite struct LastSeenBatcherTests {
-    private func lastSeen(_ database: Database, _ id: String) throws -> Int64? {
-        try database.read { try $0.queryOne("SELECT last_seen_at FROM sessions WHERE id = ?", [.text(id)])?.int64(0) }
+    private func lastSeen(_ store: Store, _ id: String) async throws -> Int64? {
+        try await store.engine.read { try $0.queryOne("SELECT last_seen_at FROM sessions WHERE id = ?", [.text(id)])?.int64(0) }
     }
 
-    @Test func manyTouchesWriteOnce() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database)
-            let store = SessionStore(database: database)
+    @Test(arguments: Engine.available)
+    func manyTouchesWriteOnce(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let userID = try await makeUser(store)
+            let sessions = store.uncachedSessions
             var ids: [String] = []
             for _ in 0..<5 {
-                ids.append(try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 100_000).record.id)
+                ids.append(try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 100_000).record.id)
             }
-            let batcher = LastSeenBatcher(database: database, interval: 60, now: 1_000)
+            let batcher = store.lastSeenBatcher(interval: 60, now: 1_000)
 
             // 100 touches inside one interval: nothing written yet.
             for step in 0..<100 {
@@ -23,45 +23,46 @@ import Testing
             }
             #expect(batcher.flushCount == 0)
             #expect(batcher.pendingCount == 5)
-            #expect(try lastSeen(database, ids[0]) == 1_000)
+            #expect(try await lastSeen(store, ids[0]) == 1_000)
 
             // The first touch after the interval flushes everything, in one write.
             try await batcher.touch(ids[0], at: 1_060)
             #expect(batcher.flushCount == 1)
             #expect(batcher.pendingCount == 0)
-            #expect(try lastSeen(database, ids[0]) == 1_060)
-            #expect(try lastSeen(database, ids[4]) == 1_049)
+            #expect(try await lastSeen(store, ids[0]) == 1_060)
+            #expect(try await lastSeen(store, ids[4]) == 1_049)
 
             // Next touch within the new interval waits again.
             try await batcher.touch(ids[1], at: 1_061)
             #expect(batcher.flushCount == 1)
             #expect(try await batcher.flush(now: 1_062) == 1)
             #expect(batcher.flushCount == 2)
-            #expect(try lastSeen(database, ids[1]) == 1_061)
+            #expect(try await lastSeen(store, ids[1]) == 1_061)
             // Nothing pending: no write.
             #expect(try await batcher.flush(now: 1_063) == 0)
             #expect(batcher.flushCount == 2)
         }
     }
 
-    @Test func flushKeepsIdleSessionsAliveAndNeverMovesBack() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database)
-            let store = SessionStore(database: database)
-            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 100_000)
-            let batcher = LastSeenBatcher(database: database, interval: 10, now: 1_000)
+    @Test(arguments: Engine.available)
+    func flushKeepsIdleSessionsAliveAndNeverMovesBack(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let userID = try await makeUser(store)
+            let sessions = store.uncachedSessions
+            let session = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 100_000)
+            let batcher = store.lastSeenBatcher(interval: 10, now: 1_000)
             batcher.record(session.record.id, at: 1_500)
             try await batcher.flush(now: 1_500)
-            await #expect(try store.authenticate(token: session.token, now: 2_000, idleTTL: 600) != nil)
+            await #expect(try sessions.authenticate(token: session.token, now: 2_000, idleTTL: 600) != nil)
             // A late-arriving older touch does not move last_seen_at back.
             batcher.record(session.record.id, at: 1_200)
             try await batcher.flush(now: 1_501)
-            #expect(try lastSeen(database, session.record.id) == 1_500)
+            #expect(try await lastSeen(store, session.record.id) == 1_500)
             // An ended session stays ended.
-            #expect(try await store.end(id: session.record.id, userID: userID))
+            #expect(try await sessions.end(id: session.record.id, userID: userID))
             batcher.record(session.record.id, at: 1_600)
             try await batcher.flush(now: 1_600)
-            #expect(try lastSeen(database, session.record.id) == nil)
+            #expect(try await lastSeen(store, session.record.id) == nil)
         }
     }
 
@@ -73,15 +74,16 @@ import Testing
 }
 
 @Suite struct LastSeenBatcherConcurrencyTests {
-    @Test func concurrentTouchesLoseNothingAndFlushOnce() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database)
-            let store = SessionStore(database: database)
+    @Test(arguments: Engine.available)
+    func concurrentTouchesLoseNothingAndFlushOnce(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let userID = try await makeUser(store)
+            let sessions = store.uncachedSessions
             var ids: [String] = []
             for _ in 0..<8 {
-                ids.append(try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 100_000).record.id)
+                ids.append(try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 100_000).record.id)
             }
-            let batcher = LastSeenBatcher(database: database, interval: 60, now: 1_000)
+            let batcher = store.lastSeenBatcher(interval: 60, now: 1_000)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (index, id) in ids.enumerated() {
                     group.addTask {
@@ -97,7 +99,7 @@ import Testing
             #expect(written == 8)
             #expect(batcher.flushCount == 1)
             for (index, id) in ids.enumerated() {
-                let seen = try database.read { try $0.queryOne("SELECT last_seen_at FROM sessions WHERE id = ?", [.text(id)])?.int64(0) }
+                let seen = try await store.engine.read { try $0.queryOne("SELECT last_seen_at FROM sessions WHERE id = ?", [.text(id)])?.int64(0) }
                 #expect(seen == 1_000 + Int64(index * 10 + 4))
             }
         }

@@ -5,9 +5,9 @@ import Testing
 @Suite struct NotifiedSessionCacheTests {
     /// A user record as the database makes it (the type has no other public way in).
     static func makeUser() async throws -> UserRecord {
-        try await withDatabase { database in
-            let id = try await StoreTests.makeUser(database)
-            return try #require(try await UserStore(database: database).user(id: id))
+        try await withStore(.sqlite) { store in
+            let id = try await StoreTests.makeUser(store)
+            return try #require(try await store.users.user(id: id))
         }
     }
 
@@ -52,5 +52,58 @@ import Testing
         cache.invalidate("s:s1")  // arrives while the read of s1 is in flight
         cache.store([1], session: session("s1", of: user), user: user, readAt: before)
         #expect(cache.lookup([1]) == nil)
+    }
+
+    /// This instance's write has committed but the listener has not heard its notifications
+    /// yet: nothing is served from memory until its marker, which follows them, is heard.
+    @Test func aCommittedWriteSuspendsServingUntilItsMarkerIsHeard() async throws {
+        let user = try await Self.makeUser()
+        let cache = NotifiedSessionCache()
+        cache.listenerConnected()
+        cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
+        let marker = try #require(cache.writeCommitted())
+        #expect(cache.lookup([1]) == nil)
+        // Another instance's marker says nothing about this instance's write.
+        cache.invalidate("w:" + RecordID.make(prefix: "") + ":1")
+        #expect(cache.lookup([1]) == nil)
+        cache.invalidate("s:s1")  // the write's own change, heard before its marker
+        cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)
+        cache.invalidate(marker)
+        #expect(cache.lookup([1]) == nil)
+        #expect(cache.lookup([2])?.0.id == "s2")
+    }
+
+    /// With nothing held there is no marker to wait for: instead a read that began before the
+    /// commit (and may hold what the write changed) is not kept.
+    @Test func aWriteWithNothingCachedRefusesTheReadsBeforeIt() async throws {
+        let user = try await Self.makeUser()
+        let cache = NotifiedSessionCache()
+        cache.listenerConnected()
+        let before = cache.generation
+        #expect(cache.writeCommitted() == nil)
+        cache.store([1], session: session("s1", of: user), user: user, readAt: before)
+        #expect(cache.count == 0)
+        cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
+        #expect(cache.lookup([1]) != nil)
+    }
+
+    /// A marker that will never be heard (the listener reconnected, or sending it failed)
+    /// leaves the cache empty and serving again, not suspended for good.
+    @Test func anUnheardMarkerIsForgottenWithEverything() async throws {
+        let user = try await Self.makeUser()
+        let cache = NotifiedSessionCache()
+        cache.listenerConnected()
+        cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
+        _ = try #require(cache.writeCommitted())
+        cache.forgetAll()
+        #expect(cache.count == 0)
+        cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
+        #expect(cache.lookup([1]) != nil)
+
+        _ = try #require(cache.writeCommitted())
+        cache.listenerLost()
+        cache.listenerConnected()
+        cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
+        #expect(cache.lookup([1]) != nil)
     }
 }

@@ -1,47 +1,49 @@
 import OpenSSLCrypto
-import SQLite
-import Store
+@testable import Store
 import Testing
 
 @Suite struct ReplayGuardTests {
-    @Test func aTokenIsRefusedTheSecondTime() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Engine.available)
+    func aTokenIsRefusedTheSecondTime(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
             let hash = SHA256.hash("eyJ.identity.token")
-            try await database.write { try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: $0) }
-            await #expect(try ReplayGuard(database: database).isUsed(hash))
+            try await store.engine.write { try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: $0) }
+            await #expect(try store.replay.isUsed(hash))
             await #expect(throws: ReplayError.tokenAlreadyUsed) {
-                try await database.write { try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: $0) }
+                try await store.engine.write { try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: $0) }
             }
             // Another token is fine.
-            try await database.write { try ReplayGuard.recordUsedToken(SHA256.hash("other"), expiresAt: 2_000, in: $0) }
+            try await store.engine.write { try ReplayGuard.recordUsedToken(SHA256.hash("other"), expiresAt: 2_000, in: $0) }
         }
     }
 
-    @Test func aReplayRollsBackTheWholeSignIn() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Engine.available)
+    func aReplayRollsBackTheWholeSignIn(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
             let hash = SHA256.hash("token")
-            try await database.write { try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: $0) }
+            try await store.engine.write { try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: $0) }
             await #expect(throws: ReplayError.tokenAlreadyUsed) {
-                try await database.write { connection in
+                try await store.engine.write { connection in
                     let user = try UserStore.upsertOnSignIn(in: connection, identity: VerifiedIdentity(appleSub: "s"), profile: nil, now: 1).user
                     _ = try SessionStore.create(in: connection, userID: user.id, deviceName: nil, now: 1, ttl: 10)
                     try ReplayGuard.recordUsedToken(hash, expiresAt: 2_000, in: connection)
                 }
             }
-            await #expect(try UserStore(database: database).user(appleSub: "s") == nil)
-            let sessions = try database.read { try $0.queryOne("SELECT count(*) FROM sessions")?.int(0) }
+            await #expect(try store.users.user(appleSub: "s") == nil)
+            let sessions = try await store.engine.read { try $0.queryOne("SELECT count(*) FROM sessions")?.int(0) }
             #expect(sessions == 0)
         }
     }
 
-    @Test func aNonceIsUsedOnceAndOnlyWithinTenMinutes() async throws {
-        try await withDatabase { database in
-            let guard_ = ReplayGuard(database: database)
+    @Test(arguments: Engine.available)
+    func aNonceIsUsedOnceAndOnlyWithinTenMinutes(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let guard_ = store.replay
             let nonce = try await guard_.issueNonce(now: 1_000)
             #expect(nonce.expiresAt == 1_600)
             #expect(nonce.value.count == 43)
             // Only its hash is stored.
-            let stored = try database.read { try $0.queryOne("SELECT nonce_hash FROM issued_nonces")?.blob(0) }
+            let stored = try await store.engine.read { try $0.queryOne("SELECT nonce_hash FROM issued_nonces")?.blob(0) }
             #expect(stored == SHA256.hash(nonce.value))
 
             #expect(try await guard_.consumeNonce(nonce.value, now: 1_100) == .consumed)
@@ -53,10 +55,11 @@ import Testing
         }
     }
 
-    @Test func pruneRemovesOnlyExpiredRows() async throws {
-        try await withDatabase { database in
-            let guard_ = ReplayGuard(database: database)
-            try await database.write { connection in
+    @Test(arguments: Engine.available)
+    func pruneRemovesOnlyExpiredRows(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let guard_ = store.replay
+            try await store.engine.write { connection in
                 try ReplayGuard.recordUsedToken(SHA256.hash("old"), expiresAt: 1_000, in: connection)
                 try ReplayGuard.recordUsedToken(SHA256.hash("new"), expiresAt: 3_000, in: connection)
             }

@@ -1,13 +1,11 @@
-import SQLite
 import Store
 import Testing
 
 @Suite struct ServerStateTests {
-    @Test func setThenGetRoundTrips() async throws {
-        try await withTemporaryFolder { folder in
-            let database = try StoreOpener.open(path: folder + "/siwa.sqlite3", readers: 2)
-            defer { database.close() }
-            let state = ServerState(database: database)
+    @Test(arguments: Engine.available)
+    func setThenGetRoundTrips(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let state = store.serverState
 
             #expect(try state.get("apple_jwks") == nil)
             await #expect(try state.updatedAt("apple_jwks") == nil)
@@ -26,17 +24,17 @@ import Testing
         }
     }
 
-    @Test func survivesReopening() async throws {
-        try await withTemporaryFolder { folder in
-            let path = folder + "/siwa.sqlite3"
+    @Test(arguments: Engine.available)
+    func survivesReopening(_ engine: Engine) async throws {
+        try await withLocation(engine) { location in
             do {
-                let database = try StoreOpener.open(path: path, readers: 1)
-                defer { database.close() }
-                try await ServerState(database: database).set("k", [42])
+                let store = try Store.open(location, connections: 1) { testDataKey }
+                defer { store.close() }
+                try await store.serverState.set("k", [42])
             }
-            let database = try StoreOpener.open(path: path, readers: 1)
-            defer { database.close() }
-            #expect(try ServerState(database: database).get("k") == [42])
+            let store = try Store.open(location, connections: 1) { testDataKey }
+            defer { store.close() }
+            #expect(try store.serverState.get("k") == [42])
         }
     }
 }

@@ -1,113 +1,126 @@
 import Foundation
-import SQLite
 @testable import Store
 import Testing
 
-/// `SessionStore(caching: true)`: repeated authentication is served from memory, and every
+/// The store's session cache (SQLite: checked against the engine's change tracker;
+/// PostgreSQL: dropped on NOTIFY): repeated authentication is served from memory, and every
 /// change to the session or its user, by any write path, is seen by the very next call.
 @Suite struct SessionCacheTests {
-    @Test func aSecondAuthenticationIsServedFromMemory() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database)
-            let store = SessionStore(database: database, caching: true)
-            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            #expect(store.cachedCount == 0)
-            await #expect(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600) != nil)
-            #expect(store.cachedCount == 1)
-            await #expect(try store.authenticate(token: session.token, now: 1_002, idleTTL: 600)?.0 == session.record)
+    @Test(arguments: Engine.available)
+    func aSecondAuthenticationIsServedFromMemory(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            try await cacheReady(store)
+            let userID = try await makeUser(store)
+            let sessions = store.sessions
+            let session = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            #expect(sessions.cachedCount == 0)
+            await #expect(try sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600) != nil)
+            #expect(sessions.cachedCount == 1)
+            await #expect(try sessions.authenticate(token: session.token, now: 1_002, idleTTL: 600)?.0 == session.record)
             // Unknown tokens are never cached (they cost a read each, as before).
-            _ = try await store.authenticate(token: encodeBase64URL([UInt8](repeating: 7, count: 32)), now: 1_002, idleTTL: 600)
-            #expect(store.cachedCount == 1)
+            _ = try await sessions.authenticate(token: encodeBase64URL([UInt8](repeating: 7, count: 32)), now: 1_002, idleTTL: 600)
+            #expect(sessions.cachedCount == 1)
         }
     }
 
-    @Test func expiryAndIdlenessAreCheckedOnEveryHit() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database)
-            let store = SessionStore(database: database, caching: true)
-            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            await #expect(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600) != nil)
-            await #expect(try store.authenticate(token: session.token, now: 1_600, idleTTL: 600) == nil)
-            await #expect(try store.authenticate(token: session.token, now: 4_600, idleTTL: 100_000) == nil)
+    @Test(arguments: Engine.available)
+    func expiryAndIdlenessAreCheckedOnEveryHit(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            try await cacheReady(store)
+            let userID = try await makeUser(store)
+            let sessions = store.sessions
+            let session = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            await #expect(try sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600) != nil)
+            #expect(sessions.cachedCount == 1, "the checks below are of a cached entry")
+            await #expect(try sessions.authenticate(token: session.token, now: 1_600, idleTTL: 600) == nil)
+            await #expect(try sessions.authenticate(token: session.token, now: 4_600, idleTTL: 100_000) == nil)
         }
     }
 
-    @Test func endingTheSessionAnywhereIsSeenAtOnce() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database)
-            let cached = SessionStore(database: database, caching: true)
-            let other = SessionStore(database: database)
+    @Test(arguments: Engine.available)
+    func endingTheSessionAnywhereIsSeenAtOnce(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            try await cacheReady(store)
+            let userID = try await makeUser(store)
+            let cached = store.sessions
+            let other = store.uncachedSessions
             let first = try await cached.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
             let second = try await cached.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
             await #expect(try cached.authenticate(token: first.token, now: 1_001, idleTTL: 600) != nil)
             await #expect(try cached.authenticate(token: second.token, now: 1_001, idleTTL: 600) != nil)
+            #expect(cached.cachedCount == 2)
             #expect(try await other.end(id: first.record.id, userID: userID))
             await #expect(try cached.authenticate(token: first.token, now: 1_002, idleTTL: 600) == nil)
             // Deleting the user removes its sessions by cascade; the user row's change is enough.
-            #expect(try await UserStore(database: database).delete(userID: userID))
+            #expect(try await store.users.delete(userID: userID))
             await #expect(try cached.authenticate(token: second.token, now: 1_002, idleTTL: 600) == nil)
         }
     }
 
     /// An ended session's token is never looked up again, so its entry must not wait for one:
-    /// a logout frees it at once, and the sweep frees those ended some other way.
+    /// a logout frees it at once, and the sweep frees those ended some other way. (SQLite's
+    /// cache: PostgreSQL's drops an entry when the change is announced, with no sweep.)
     @Test func endedSessionsLeaveTheCache() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database)
-            let store = SessionStore(database: database, caching: true)
-            let first = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            let second = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            let third = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            for session in [first, second, third] { _ = try await store.authenticate(token: session.token, now: 1_001, idleTTL: 600) }
-            #expect(store.cachedCount == 3)
+        try await withStore(.sqlite) { store in
+            let userID = try await makeUser(store)
+            let sessions = store.sessions
+            let first = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            let second = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            let third = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            for session in [first, second, third] { _ = try await sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600) }
+            #expect(sessions.cachedCount == 3)
 
-            #expect(try await store.end(id: first.record.id, userID: userID))
-            #expect(store.cachedCount == 2)
+            #expect(try await sessions.end(id: first.record.id, userID: userID))
+            #expect(sessions.cachedCount == 2)
 
-            try await store.endAll(userID: userID, except: third.record.id)
-            #expect(store.cachedCount == 2, "ended elsewhere: unusable at once, freed by the sweep")
-            #expect(store.sweepCache() == 1)
-            #expect(store.cachedCount == 1)
-            await #expect(try store.authenticate(token: third.token, now: 1_002, idleTTL: 600) != nil)
+            try await sessions.endAll(userID: userID, except: third.record.id)
+            #expect(sessions.cachedCount == 2, "ended elsewhere: unusable at once, freed by the sweep")
+            #expect(sessions.sweepCache() == 1)
+            #expect(sessions.cachedCount == 1)
+            await #expect(try sessions.authenticate(token: third.token, now: 1_002, idleTTL: 600) != nil)
         }
     }
 
-    @Test func aChangedUserIsReadAfresh() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database, sub: "sub-1")
-            let store = SessionStore(database: database, caching: true)
-            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            await #expect(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600)?.1.emailForwarding == nil)
-            try await database.write { connection in
+    @Test(arguments: Engine.available)
+    func aChangedUserIsReadAfresh(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            try await cacheReady(store)
+            let userID = try await makeUser(store, sub: "sub-1")
+            let sessions = store.sessions
+            let session = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            await #expect(try sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600)?.1.emailForwarding == nil)
+            try await store.engine.write { connection in
                 _ = try connection.run("UPDATE users SET email = 'a@privaterelay.appleid.com', is_private_email = 1, email_forwarding = 'enabled' WHERE id = ?", [.text(userID)])
             }
-            #expect(try await UserStore(database: database).setEmailForwarding(appleSub: "sub-1", enabled: false, now: 1_002))
-            await #expect(try store.authenticate(token: session.token, now: 1_003, idleTTL: 600)?.1.emailForwarding == .disabled)
+            #expect(try await store.users.setEmailForwarding(appleSub: "sub-1", enabled: false, now: 1_002))
+            await #expect(try sessions.authenticate(token: session.token, now: 1_003, idleTTL: 600)?.1.emailForwarding == .disabled)
         }
     }
 
     /// Readers race a writer that keeps changing the user; once a write has returned, no
     /// reader may see what was there before it.
-    @Test func noReadAfterAWriteSeesTheOldRow() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database, sub: "sub-race")
-            let store = SessionStore(database: database, caching: true)
-            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 1_000_000)
+    @Test(arguments: Engine.available)
+    func noReadAfterAWriteSeesTheOldRow(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            try await cacheReady(store)
+            let userID = try await makeUser(store, sub: "sub-race")
+            let sessions = store.sessions
+            let session = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 1_000_000)
             let stop = ManagedFlag()
             let readers = (0..<2).map { _ in
                 // Yields each round: a task that never suspends would hold a thread of the small
                 // cooperative pool and starve the writer's task.
                 Task.detached {
                     while !stop.isSet {
-                        _ = try? await store.authenticate(token: session.token, now: 1_001, idleTTL: 1_000_000)
+                        _ = try? await sessions.authenticate(token: session.token, now: 1_001, idleTTL: 1_000_000)
                         await Task.yield()
                     }
                 }
             }
             for round in 0..<300 {
                 let name = "n\(round)"
-                try await database.write { _ = try $0.run("UPDATE users SET given_name = ? WHERE id = ?", [.text(name), .text(userID)]) }
-                let seen = try await store.authenticate(token: session.token, now: 1_001, idleTTL: 1_000_000)?.1.givenName
+                try await store.engine.write { _ = try $0.run("UPDATE users SET given_name = ? WHERE id = ?", [.text(name), .text(userID)]) }
+                let seen = try await sessions.authenticate(token: session.token, now: 1_001, idleTTL: 1_000_000)?.1.givenName
                 #expect(seen == name)
                 if seen != name { break }
             }

@@ -1,19 +1,19 @@
 import Foundation
 import OpenSSLCrypto
-import SQLite
 @testable import Store
 import Testing
 
 @Suite struct SessionStoreTests {
-    @Test func storesOnlyTheTokensHash() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database)
-            let session = try await SessionStore(database: database).create(userID: userID, deviceName: "Ada's iPhone", now: 1_000, ttl: 3_600)
+    @Test(arguments: Engine.available)
+    func storesOnlyTheTokensHash(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let userID = try await makeUser(store)
+            let session = try await store.uncachedSessions.create(userID: userID, deviceName: "Ada's iPhone", now: 1_000, ttl: 3_600)
             #expect(session.token.count == 43)
             #expect(session.record.id.hasPrefix("ses_"))
             #expect(session.record.expiresAt == 4_600 && session.record.deviceName == "Ada's iPhone")
 
-            let row = try #require(try database.read { try $0.queryOne("SELECT * FROM sessions WHERE id = ?", [.text(session.record.id)]) })
+            let row = try #require(try await store.engine.read { try $0.queryOne("SELECT * FROM sessions WHERE id = ?", [.text(session.record.id)]) })
             let stored = try row.blob("token_hash")
             #expect(stored.count == 32)
             #expect(stored != Array(session.token.utf8))
@@ -27,83 +27,88 @@ import Testing
         }
     }
 
-    @Test func authenticateFindsTheSessionAndItsUser() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database)
-            let store = SessionStore(database: database)
-            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            let (record, user) = try await #require(try store.authenticate(token: session.token, now: 1_001, idleTTL: 600))
+    @Test(arguments: Engine.available)
+    func authenticateFindsTheSessionAndItsUser(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let userID = try await makeUser(store)
+            let sessions = store.uncachedSessions
+            let session = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            let (record, user) = try await #require(try sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600))
             #expect(record == session.record)
             #expect(user.id == userID)
         }
     }
 
-    @Test func authenticateRefusesUnknownExpiredAndIdleSessions() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database)
-            let store = SessionStore(database: database)
-            let session = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+    @Test(arguments: Engine.available)
+    func authenticateRefusesUnknownExpiredAndIdleSessions(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let userID = try await makeUser(store)
+            let sessions = store.uncachedSessions
+            let session = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
 
             // Unknown: a well-formed token never issued, and text that is no token at all.
             let other = encodeBase64URL(SecureRandom.bytes(32))
-            await #expect(try store.authenticate(token: other, now: 1_001, idleTTL: 600) == nil)
-            await #expect(try store.authenticate(token: "", now: 1_001, idleTTL: 600) == nil)
-            await #expect(try store.authenticate(token: session.token + "A", now: 1_001, idleTTL: 600) == nil)
+            await #expect(try sessions.authenticate(token: other, now: 1_001, idleTTL: 600) == nil)
+            await #expect(try sessions.authenticate(token: "", now: 1_001, idleTTL: 600) == nil)
+            await #expect(try sessions.authenticate(token: session.token + "A", now: 1_001, idleTTL: 600) == nil)
 
             // Idle: last seen at 1000, idle TTL 600.
-            await #expect(try store.authenticate(token: session.token, now: 1_599, idleTTL: 600) != nil)
-            await #expect(try store.authenticate(token: session.token, now: 1_600, idleTTL: 600) == nil)
+            await #expect(try sessions.authenticate(token: session.token, now: 1_599, idleTTL: 600) != nil)
+            await #expect(try sessions.authenticate(token: session.token, now: 1_600, idleTTL: 600) == nil)
 
             // Absolute expiry holds even for a session in constant use.
-            await #expect(try store.authenticate(token: session.token, now: 4_599, idleTTL: 100_000) != nil)
-            await #expect(try store.authenticate(token: session.token, now: 4_600, idleTTL: 100_000) == nil)
+            await #expect(try sessions.authenticate(token: session.token, now: 4_599, idleTTL: 100_000) != nil)
+            await #expect(try sessions.authenticate(token: session.token, now: 4_600, idleTTL: 100_000) == nil)
         }
     }
 
-    @Test func oneUserCannotEndAnothersSession() async throws {
-        try await withDatabase { database in
-            let ada = try await makeUser(database, sub: "ada")
-            let eve = try await makeUser(database, sub: "eve")
-            let store = SessionStore(database: database)
-            let adas = try await store.create(userID: ada, deviceName: nil, now: 1_000, ttl: 3_600)
+    @Test(arguments: Engine.available)
+    func oneUserCannotEndAnothersSession(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let ada = try await makeUser(store, sub: "ada")
+            let eve = try await makeUser(store, sub: "eve")
+            let sessions = store.uncachedSessions
+            let adas = try await sessions.create(userID: ada, deviceName: nil, now: 1_000, ttl: 3_600)
 
-            #expect(try await store.end(id: adas.record.id, userID: eve) == false)
-            await #expect(try store.authenticate(token: adas.token, now: 1_001, idleTTL: 600) != nil)
-            #expect(try await store.end(id: adas.record.id, userID: ada))
-            await #expect(try store.authenticate(token: adas.token, now: 1_001, idleTTL: 600) == nil)
+            #expect(try await sessions.end(id: adas.record.id, userID: eve) == false)
+            await #expect(try sessions.authenticate(token: adas.token, now: 1_001, idleTTL: 600) != nil)
+            #expect(try await sessions.end(id: adas.record.id, userID: ada))
+            await #expect(try sessions.authenticate(token: adas.token, now: 1_001, idleTTL: 600) == nil)
             // Already ended, and unknown: both false (404).
-            #expect(try await store.end(id: adas.record.id, userID: ada) == false)
-            #expect(try await store.end(id: "ses_nope", userID: ada) == false)
+            #expect(try await sessions.end(id: adas.record.id, userID: ada) == false)
+            #expect(try await sessions.end(id: "ses_nope", userID: ada) == false)
         }
     }
 
-    @Test func listAndEndAllAreScopedToTheUser() async throws {
-        try await withDatabase { database in
-            let ada = try await makeUser(database, sub: "ada")
-            let eve = try await makeUser(database, sub: "eve")
-            let store = SessionStore(database: database)
-            let first = try await store.create(userID: ada, deviceName: "a", now: 1_000, ttl: 3_600)
-            let second = try await store.create(userID: ada, deviceName: "b", now: 1_100, ttl: 3_600)
-            _ = try await store.create(userID: ada, deviceName: "short", now: 1_000, ttl: 10)
-            let eves = try await store.create(userID: eve, deviceName: nil, now: 1_000, ttl: 3_600)
+    @Test(arguments: Engine.available)
+    func listAndEndAllAreScopedToTheUser(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let ada = try await makeUser(store, sub: "ada")
+            let eve = try await makeUser(store, sub: "eve")
+            let sessions = store.uncachedSessions
+            let first = try await sessions.create(userID: ada, deviceName: "a", now: 1_000, ttl: 3_600)
+            let second = try await sessions.create(userID: ada, deviceName: "b", now: 1_100, ttl: 3_600)
+            _ = try await sessions.create(userID: ada, deviceName: "short", now: 1_000, ttl: 10)
+            let eves = try await sessions.create(userID: eve, deviceName: nil, now: 1_000, ttl: 3_600)
 
-            await #expect(try store.list(userID: ada, now: 1_200).map(\.id) == [second.record.id, first.record.id])
-            await #expect(try store.list(userID: ada, now: 1_200, idleTTL: 150).map(\.id) == [second.record.id])
-            #expect(try await store.endAll(userID: ada) == 3)
-            await #expect(try store.list(userID: ada, now: 1_200).isEmpty)
-            await #expect(try store.authenticate(token: eves.token, now: 1_200, idleTTL: 600) != nil)
+            await #expect(try sessions.list(userID: ada, now: 1_200).map(\.id) == [second.record.id, first.record.id])
+            await #expect(try sessions.list(userID: ada, now: 1_200, idleTTL: 150).map(\.id) == [second.record.id])
+            #expect(try await sessions.endAll(userID: ada) == 3)
+            await #expect(try sessions.list(userID: ada, now: 1_200).isEmpty)
+            await #expect(try sessions.authenticate(token: eves.token, now: 1_200, idleTTL: 600) != nil)
         }
     }
 
-    @Test func pruneDeletesOnlyExpiredSessions() async throws {
-        try await withDatabase { database in
-            let userID = try await makeUser(database)
-            let store = SessionStore(database: database)
-            _ = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 10)
-            _ = try await store.create(userID: userID, deviceName: nil, now: 500, ttl: 3_600)
-            let live = try await store.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
-            #expect(try await store.pruneExpired(now: 1_100, idleTTL: 300) == 2)
-            await #expect(try store.list(userID: userID, now: 1_100).map(\.id) == [live.record.id])
+    @Test(arguments: Engine.available)
+    func pruneDeletesOnlyExpiredSessions(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let userID = try await makeUser(store)
+            let sessions = store.uncachedSessions
+            _ = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 10)
+            _ = try await sessions.create(userID: userID, deviceName: nil, now: 500, ttl: 3_600)
+            let live = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            #expect(try await sessions.pruneExpired(now: 1_100, idleTTL: 300) == 2)
+            await #expect(try sessions.list(userID: userID, now: 1_100).map(\.id) == [live.record.id])
         }
     }
 }
@@ -121,10 +126,11 @@ func encodeBase64URL(_ bytes: [UInt8]) -> String {
 }
 
 @Suite struct SessionQueryPlanTests {
-    /// Authentication runs on every request: it must be two index lookups, never a scan.
+    /// Authentication runs on every request: it must be two index lookups, never a scan. (SQLite's
+    /// plan; PostgreSQL's planner may scan the tiny tables of a test, so its plan proves nothing.)
     @Test func authenticateUsesIndexesOnly() async throws {
-        try await withDatabase { database in
-            let plan = try database.read { connection in
+        try await withStore(.sqlite) { store in
+            let plan = try await store.engine.read { connection in
                 try connection.query("EXPLAIN QUERY PLAN " + SessionStore.authenticateSQL, [.blob([0])])
                     .map { try $0.string("detail") }
             }

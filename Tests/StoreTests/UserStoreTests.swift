@@ -1,16 +1,16 @@
-import SQLite
-import Store
+@testable import Store
 import Testing
 
 @Suite struct UserStoreTests {
-    @Test func creationTakesTheTokenEmailOverTheUserObjectAndKeepsTheName() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Engine.available)
+    func creationTakesTheTokenEmailOverTheUserObjectAndKeepsTheName(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
             let identity = VerifiedIdentity(
                 appleSub: "sub-1", email: "x@privaterelay.appleid.com", emailVerified: true, isPrivateEmail: true,
                 realUserStatus: .likelyReal
             )
             let profile = ClientProfile(givenName: "Ada", familyName: "Lovelace", email: "ada@example.com")
-            let (user, created) = try await database.write {
+            let (user, created) = try await store.engine.write {
                 try UserStore.upsertOnSignIn(in: $0, identity: identity, profile: profile, now: 100)
             }
             #expect(created)
@@ -22,14 +22,15 @@ import Testing
             #expect(user.givenName == "Ada" && user.familyName == "Lovelace")
             #expect(user.appleCredential == .authorized)
             #expect(user.createdAt == 100 && user.updatedAt == 100)
-            await #expect(try UserStore(database: database).user(id: user.id) == user)
-            await #expect(try UserStore(database: database).user(appleSub: "sub-1") == user)
+            await #expect(try store.users.user(id: user.id) == user)
+            await #expect(try store.users.user(appleSub: "sub-1") == user)
         }
     }
 
-    @Test func anEmailOnlyFromTheUserObjectIsUnverified() async throws {
-        try await withDatabase { database in
-            let (user, _) = try await database.write {
+    @Test(arguments: Engine.available)
+    func anEmailOnlyFromTheUserObjectIsUnverified(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let (user, _) = try await store.engine.write {
                 try UserStore.upsertOnSignIn(
                     in: $0, identity: VerifiedIdentity(appleSub: "sub-2"),
                     profile: ClientProfile(givenName: "Ada", email: "ada@example.com"), now: 100
@@ -43,9 +44,10 @@ import Testing
         }
     }
 
-    @Test func updateKeepsNameAndLetsOnlyTheTokenChangeEmail() async throws {
-        try await withDatabase { database in
-            let first = try await database.write {
+    @Test(arguments: Engine.available)
+    func updateKeepsNameAndLetsOnlyTheTokenChangeEmail(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let first = try await store.engine.write {
                 try UserStore.upsertOnSignIn(
                     in: $0, identity: VerifiedIdentity(appleSub: "sub-3", email: "a@example.com", emailVerified: true, realUserStatus: .likelyReal),
                     profile: ClientProfile(givenName: "Ada", familyName: "Lovelace"), now: 100
@@ -53,7 +55,7 @@ import Testing
             }
             // The user object on a later sign-in changes nothing; a token without email or
             // real_user_status keeps the stored ones.
-            let (second, created) = try await database.write {
+            let (second, created) = try await store.engine.write {
                 try UserStore.upsertOnSignIn(
                     in: $0, identity: VerifiedIdentity(appleSub: "sub-3"),
                     profile: ClientProfile(givenName: "Eve", familyName: "Mallory", email: "eve@example.com"), now: 200
@@ -67,7 +69,7 @@ import Testing
             #expect(second.createdAt == 100 && second.updatedAt == 200)
 
             // A token email always wins.
-            let third = try await database.write {
+            let third = try await store.engine.write {
                 try UserStore.upsertOnSignIn(
                     in: $0, identity: VerifiedIdentity(appleSub: "sub-3", email: "b@privaterelay.appleid.com", emailVerified: true, isPrivateEmail: true, realUserStatus: .unknown),
                     profile: nil, now: 300
@@ -78,14 +80,15 @@ import Testing
         }
     }
 
-    @Test func tokenEmailReplacesAnUnverifiedUserObjectEmail() async throws {
-        try await withDatabase { database in
-            _ = try await database.write {
+    @Test(arguments: Engine.available)
+    func tokenEmailReplacesAnUnverifiedUserObjectEmail(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            _ = try await store.engine.write {
                 try UserStore.upsertOnSignIn(
                     in: $0, identity: VerifiedIdentity(appleSub: "sub-4"), profile: ClientProfile(email: "typed@example.com"), now: 1
                 )
             }
-            let user = try await database.write {
+            let user = try await store.engine.write {
                 try UserStore.upsertOnSignIn(
                     in: $0, identity: VerifiedIdentity(appleSub: "sub-4", email: "real@example.com", emailVerified: true), profile: nil, now: 2
                 ).user
@@ -94,13 +97,14 @@ import Testing
         }
     }
 
-    @Test func revokedThenSignInRestoresTheSameUser() async throws {
-        try await withDatabase { database in
-            let users = UserStore(database: database)
-            let id = try await makeUser(database, sub: "sub-5")
-            let sessions = SessionStore(database: database)
+    @Test(arguments: Engine.available)
+    func revokedThenSignInRestoresTheSameUser(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let users = store.users
+            let id = try await makeUser(store, sub: "sub-5")
+            let sessions = store.uncachedSessions
             _ = try await sessions.create(userID: id, deviceName: nil, now: 1_000, ttl: 100)
-            let vault = try AppleTokenVault(database: database, key: [UInt8](repeating: 7, count: 32))
+            let vault = store.vault
             try await vault.store(userID: id, clientID: "com.example.app", refreshToken: "r", accessToken: "a", now: 1_000)
 
             #expect(try await users.markRevoked(userID: id, now: 1_001))
@@ -109,17 +113,18 @@ import Testing
             await #expect(try vault.load(userID: id) == nil)
             #expect(try await users.markRevoked(userID: id, now: 1_002) == false)
 
-            let (again, created) = try await database.write {
+            let (again, created) = try await store.engine.write {
                 try UserStore.upsertOnSignIn(in: $0, identity: VerifiedIdentity(appleSub: "sub-5"), profile: nil, now: 1_003)
             }
             #expect(!created && again.id == id && again.appleCredential == .authorized)
         }
     }
 
-    @Test func emailForwardingFollowsNotifications() async throws {
-        try await withDatabase { database in
-            let users = UserStore(database: database)
-            _ = try await database.write {
+    @Test(arguments: Engine.available)
+    func emailForwardingFollowsNotifications(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let users = store.users
+            _ = try await store.engine.write {
                 try UserStore.upsertOnSignIn(
                     in: $0, identity: VerifiedIdentity(appleSub: "sub-6", email: "r@privaterelay.appleid.com", emailVerified: true, isPrivateEmail: true),
                     profile: nil, now: 1
@@ -130,7 +135,7 @@ import Testing
             #expect(try await users.setEmailForwarding(appleSub: "sub-6", enabled: false, now: 3) == false)
             #expect(try await users.setEmailForwarding(appleSub: "nobody", enabled: false, now: 3) == false)
             // A later sign-in with the same relay address keeps the disabled state.
-            let user = try await database.write {
+            let user = try await store.engine.write {
                 try UserStore.upsertOnSignIn(
                     in: $0, identity: VerifiedIdentity(appleSub: "sub-6", email: "r@privaterelay.appleid.com", emailVerified: true, isPrivateEmail: true),
                     profile: nil, now: 4
@@ -143,22 +148,23 @@ import Testing
         }
     }
 
-    @Test func deletionTakesSessionsAndTokensWithIt() async throws {
-        try await withDatabase { database in
-            let users = UserStore(database: database)
-            let id = try await makeUser(database, sub: "sub-7")
-            let session = try await SessionStore(database: database).create(userID: id, deviceName: "phone", now: 1_000, ttl: 100)
-            let vault = try AppleTokenVault(database: database, key: [UInt8](repeating: 1, count: 32))
+    @Test(arguments: Engine.available)
+    func deletionTakesSessionsAndTokensWithIt(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let users = store.users
+            let id = try await makeUser(store, sub: "sub-7")
+            let session = try await store.uncachedSessions.create(userID: id, deviceName: "phone", now: 1_000, ttl: 100)
+            let vault = store.vault
             try await vault.store(userID: id, clientID: "c", refreshToken: "r", accessToken: nil, now: 1_000)
 
             #expect(try await users.delete(userID: id))
             await #expect(try users.user(id: id) == nil)
-            await #expect(try SessionStore(database: database).authenticate(token: session.token, now: 1_001, idleTTL: 100) == nil)
+            await #expect(try store.uncachedSessions.authenticate(token: session.token, now: 1_001, idleTTL: 100) == nil)
             await #expect(try vault.load(userID: id) == nil)
             #expect(try await users.delete(userID: id) == false)
 
             // Signing in again later makes a fresh account.
-            let fresh = try await makeUser(database, sub: "sub-7")
+            let fresh = try await makeUser(store, sub: "sub-7")
             #expect(fresh != id)
         }
     }

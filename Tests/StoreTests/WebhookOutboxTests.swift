@@ -9,8 +9,6 @@ import TestSupport
 /// change that fails emits nothing and a committed one always emits. Both engines.
 @Suite(.timeLimit(.minutes(2)))
 struct WebhookOutboxTests {
-    typealias Engine = BothEnginesTests.Engine
-
     /// A renderer that writes what it was given, so a test can read back type, user and reason.
     static let renderer = WebhookEventRenderer { type, data, now in
         switch data {
@@ -20,17 +18,8 @@ struct WebhookOutboxTests {
     }
 
     static func withStore(_ engine: Engine, _ body: (Store) async throws -> Void) async throws {
-        let key = [UInt8](repeating: 0x42, count: 32)
-        switch engine {
-        case .sqlite:
-            try await withTemporaryFolder { folder in
-                let store = try Store.open(folder + "/siwa.sqlite3", connections: 2, events: renderer) { key }
-                defer { store.close() }
-                try await body(store)
-            }
-        case .postgres:
-            let url = try await PostgresCluster.shared().makeDatabase()
-            let store = try Store.open(url, connections: 2, events: renderer) { key }
+        try await withLocation(engine) { location in
+            let store = try Store.open(location, connections: 2, events: renderer) { testDataKey }
             defer { store.close() }
             try await body(store)
         }

@@ -8,7 +8,7 @@ import TestSupport
 /// within the retention and failure after it, and the operators' requeue.
 @Suite(.timeLimit(.minutes(2)))
 struct WebhookQueueTests {
-    typealias Engine = BothEnginesTests.Engine
+    typealias Engine = DatabaseEngine
 
     /// A user with one `user.created` event at `now`; returns the user id.
     static func user(_ store: Store, _ name: String, now: Int64) async throws -> String {

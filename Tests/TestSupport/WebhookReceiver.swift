@@ -46,6 +46,7 @@ public final class WebhookReceiver: Sendable {
     private struct State {
         var deliveries: [Delivery] = []
         var hanging = 0
+        var holdsEnded = 0
         var released = false
         var stopped = false
         var openFDs: Set<Int32> = []
@@ -107,6 +108,8 @@ public final class WebhookReceiver: Sendable {
     public var deliveries: [Delivery] { state.withLock { $0.deliveries } }
     /// Connections held by `.hang` right now.
     public var hanging: Int { state.withLock { $0.hanging } }
+    /// Holds that are over: released, or the sender gave up and closed its end.
+    public var holdsEnded: Int { state.withLock { $0.holdsEnded } }
 
     /// Lets every held connection go (closed without an answer); later `.hang`s do not hold.
     public func release() {
@@ -228,7 +231,10 @@ public final class WebhookReceiver: Sendable {
                 condition.withLock {
                     state.withLock { $0.hanging += 1 }
                     while !state.withLock({ $0.released || $0.stopped }) && !peerClosed(fd) { _ = condition.wait(seconds: 1) }
-                    state.withLock { $0.hanging -= 1 }
+                    state.withLock {
+                        $0.hanging -= 1
+                        $0.holdsEnded += 1
+                    }
                 }
                 return
             }

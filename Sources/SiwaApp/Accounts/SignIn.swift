@@ -58,10 +58,29 @@ struct SignIn: Sendable {
 
     /// Signs in and counts the outcome (`siwa_sign_ins_total`, and the refusal reason).
     func run(_ input: Input, requestID: String) async throws(Failure) -> Success {
+        let store = self.store
+        return try await counted { () async throws(Failure) -> Success in
+            let signedIn = try await signIn(input, requestID: requestID) { write, now in try await store.completeSignIn(write, now: now) }
+            return Success(user: signedIn.user, session: signedIn.session, created: signedIn.created)
+        }
+    }
+
+    /// A web sign-in that returns to an app (SPEC §8): the same checks and writes, but instead
+    /// of a session the one-time code of `grant`, which the app exchanges with its verifier.
+    func runReturningToApp(_ input: Input, grant: AppReturnGrant, requestID: String) async throws(Failure) -> (user: UserRecord, created: Bool) {
+        let store = self.store
+        return try await counted { () async throws(Failure) -> (user: UserRecord, created: Bool) in
+            try await signIn(input, requestID: requestID) { write, now in
+                try await store.completeSignIn(write, returningToApp: grant, now: now)
+            }
+        }
+    }
+
+    private func counted<T>(_ body: () async throws(Failure) -> T) async throws(Failure) -> T {
         do throws(Failure) {
-            let (user, session, created) = try await signIn(input, requestID: requestID)
+            let result = try await body()
             metrics.signIns.increment("success")
-            return Success(user: user, session: session, created: created)
+            return result
         } catch {
             metrics.signIns.increment(error.outcome)
             if case .invalidToken(let reason) = error { metrics.apple.verificationFailed(reason: reason.rawValue) }
@@ -69,7 +88,10 @@ struct SignIn: Sendable {
         }
     }
 
-    private func signIn(_ input: Input, requestID: String) async throws(Failure) -> (UserRecord, NewSession, Bool) {
+    /// Every check, then Apple, then `commit` with the write (the Store's one transaction).
+    private func signIn<T>(
+        _ input: Input, requestID: String, commit: (SignInWrite, Int64) async throws -> T
+    ) async throws(Failure) -> T {
         let now = clock()
         let verified = try await verify(input, now: now)
         let claims = verified.claims
@@ -109,8 +131,7 @@ struct SignIn: Sendable {
         write.nonce = input.authorizationCode == nil ? input.nonce : nil
         write.appleTokens = tokens.map { AppleTokenGrant(clientID: audience, refreshToken: $0.refreshToken, accessToken: $0.accessToken) }
         do {
-            let signedIn = try await store.completeSignIn(write, now: now)
-            return (signedIn.user, signedIn.session, signedIn.created)
+            return try await commit(write, now)
         } catch let conflict as SignInConflict {
             throw Self.failure(conflict)
         } catch {

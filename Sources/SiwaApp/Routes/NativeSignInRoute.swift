@@ -11,16 +11,22 @@ struct NativeSignInRoute: Sendable {
 
     func handle(_ request: HTTPRequest) async throws(SignIn.Failure) -> HTTPResponse {
         let result = try await signIn.run(try Self.parse(request.body), requestID: request.requestID)
-        let body = JSONValue.object(JSONObject([
-            ("session", .object(JSONObject([
-                ("token", .string(result.session.token)), ("expires_at", .string(RFC3339.format(result.session.record.expiresAt))),
-            ]))),
-            ("user", UserJSON.value(result.user)),
-            ("created", .bool(result.created)),
-        ]))
-        var response = HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(body))
+        var response = Self.response(user: result.user, session: result.session, created: result.created)
         if cookies.isSameOrigin(request) { response.headers.add("Set-Cookie", cookies.session(result.session)) }
         return response
+    }
+
+    /// The body of a successful sign-in (`session`, `user`, `created`), shared by every route
+    /// that makes a session for an app.
+    static func response(user: UserRecord, session: NewSession, created: Bool) -> HTTPResponse {
+        let body = JSONValue.object(JSONObject([
+            ("session", .object(JSONObject([
+                ("token", .string(session.token)), ("expires_at", .string(RFC3339.format(session.record.expiresAt))),
+            ]))),
+            ("user", UserJSON.value(user)),
+            ("created", .bool(created)),
+        ]))
+        return HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(body))
     }
 
     static func parse(_ body: [UInt8]) throws(SignIn.Failure) -> SignIn.Input {

@@ -20,9 +20,6 @@ struct CSRFToken: Sendable {
     /// Compares in constant time, so the token cannot be learned byte by byte.
     func isValid(_ candidate: String?, for sessionID: String) -> Bool {
         guard let candidate else { return false }
-        let expected = Array(token(for: sessionID).utf8)
-        let given = Array(candidate.utf8)
-        guard given.count == expected.count else { return false }
-        return zip(given, expected).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        return ConstantTime.equals(candidate.utf8, token(for: sessionID).utf8)
     }
 }

@@ -74,7 +74,10 @@ enum Pages {
         }
         var link = button.html(href: "/auth/apple/login")
         if !attributes.isEmpty, let end = link.firstIndex(of: ">") { link.insert(contentsOf: attributes, at: end) }
-        let noticeHTML = notice.map { #"<p class="notice" role="status">\#(HTMLText.escape($0))</p>"# } ?? ""
+        var noticeHTML = notice.map { #"<p class="notice" role="status">\#(HTMLText.escape($0))</p>"# } ?? ""
+        if case .demo = mode {
+            noticeHTML += #"<p class="muted">The webhook events a team's backend would receive are shown at <a href="\#(DemoWebhookReceiver.path)">\#(DemoWebhookReceiver.path)</a>.</p>"#
+        }
         return document(
             title: "Sign in — siwa-server",
             body: """

@@ -23,12 +23,9 @@ struct WebSignIn: Sendable {
         guard let query = try? FormFields(parsing: request.query ?? "") else {
             throw APIError.invalidRequest("the query string is malformed")
         }
-        guard let returnTo = ReturnTo.validate(query["return_to"] ?? ReturnTo.defaultPath, allowedOrigins: configuration.allowedReturnOrigins)
-        else {
-            throw APIError.invalidRequest("return_to must be a path on this site or a URL of an allowed origin")
-        }
+        let (returnTo, codeChallenge) = try Self.destination(query, configuration: configuration)
         guard let clientID = configuration.webClientID else { throw PageError.webSignInNotConfigured }
-        let started = try await store.start(returnTo: returnTo, now: clock())
+        let started = try await store.start(returnTo: returnTo, codeChallenge: codeChallenge, now: clock())
         // `code id_token` with `form_post`: the only mode that carries scopes and the one-time
         // `user` field (APPLE.md §1.1).
         let parameters = FormFields(fields: [
@@ -42,6 +39,27 @@ struct WebSignIn: Sendable {
         ])
         response.headers.add("Set-Cookie", cookies.binding(started.binding))
         return response
+    }
+
+    /// Where the sign-in returns: a page of this site or an allowed origin, or an app URL with
+    /// its PKCE challenge (SPEC §8), which such a return requires.
+    static func destination(_ query: FormFields, configuration: Configuration) throws -> (returnTo: String, codeChallenge: String?) {
+        let requested = query["return_to"] ?? ReturnTo.defaultPath
+        let challenge = query["code_challenge"], method = query["code_challenge_method"]
+        if let appURL = AppReturn.appURL(requested, allowedSchemes: configuration.allowedReturnSchemes) {
+            guard let challenge, AppReturn.isChallenge(challenge) else {
+                throw APIError.invalidRequest("returning to an app needs code_challenge: base64url of the SHA-256 of the code verifier (RFC 7636 S256)")
+            }
+            guard method == "S256" else { throw APIError.invalidRequest("code_challenge_method must be S256") }
+            return (appURL, challenge)
+        }
+        guard challenge == nil, method == nil else {
+            throw APIError.invalidRequest("code_challenge is only for a return_to whose scheme is in allowed_return_schemes")
+        }
+        guard let returnTo = ReturnTo.validate(requested, allowedOrigins: configuration.allowedReturnOrigins) else {
+            throw APIError.invalidRequest("return_to must be a path on this site, a URL of an allowed origin, or an app URL of an allowed scheme")
+        }
+        return (returnTo, nil)
     }
 
     // MARK: - Callback
@@ -70,6 +88,16 @@ struct WebSignIn: Sendable {
         }
         do throws(Failure) {
             let (pending, input) = try await check(fields, request: request)
+            if let challenge = pending.codeChallenge {
+                // Back to the app with a one-time code and no cookie: the app makes its session.
+                let (code, grant) = AppReturn.newCode(challenge: challenge, now: clock())
+                do throws(SignIn.Failure) {
+                    _ = try await signIn.runReturningToApp(input, grant: grant, requestID: request.requestID)
+                } catch {
+                    throw .signIn(error)
+                }
+                return Pages.seeOther(AppReturn.url(pending.returnTo, adding: code), headers: [clearBinding])
+            }
             let result: SignIn.Success
             do throws(SignIn.Failure) {
                 result = try await signIn.run(input, requestID: request.requestID)

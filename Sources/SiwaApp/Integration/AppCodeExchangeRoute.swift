@@ -1,0 +1,33 @@
+import HTTPServer
+import JSON
+import OpenSSLCrypto
+import Store
+
+/// `POST /api/auth/exchange` (SPEC §8): an app trades the one-time code of its web sign-in and
+/// its PKCE verifier for a session, with the body of a native sign-in. The code is used up by
+/// the attempt, whether it succeeds or not.
+struct AppCodeExchangeRoute: Sendable {
+    let store: Store
+    let sessionTTL: Int64
+    let clock: @Sendable () -> Int64
+
+    static let invalidGrant = APIError(status: 400, code: "invalid_grant", description: "the code is unknown, used or expired, or the verifier does not match")
+
+    func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let object = try? JSONParser.parse(request.body).object else { throw APIError.invalidRequest("the body must be a JSON object") }
+        guard let code = object["code"]?.string, !code.isEmpty, code.utf8.count <= 512 else {
+            throw APIError.invalidRequest("code is required and must be a non-empty string")
+        }
+        guard let verifier = object["code_verifier"]?.string else { throw APIError.invalidRequest("code_verifier is required and must be a string") }
+        var deviceName: String?
+        if let value = object["device_name"], !value.isNull {
+            guard let text = value.string else { throw APIError.invalidRequest("device_name must be a string") }
+            deviceName = text.isEmpty ? nil : StoredText.cut(text)
+        }
+        let redeemed = try await store.redeemAppReturnCode(
+            codeHash: SHA256.hash(Array(code.utf8)), verifies: { AppReturn.verifier(verifier, matches: $0) }, deviceName: deviceName,
+            sessionTTL: sessionTTL, now: clock())
+        guard let signedIn = redeemed else { throw Self.invalidGrant }
+        return NativeSignInRoute.response(user: signedIn.user, session: signedIn.session, created: signedIn.created)
+    }
+}
