@@ -24,6 +24,8 @@ public final class Store: Sendable {
     public let signingKeys: SigningKeyStore
     /// Where changes append their webhook events (nothing without a renderer).
     let outbox: WebhookOutbox
+    /// The outbox's events on their way to the receiver.
+    public let webhooks: WebhookQueue
 
     /// Opens the database at `path` (creating it and its folder) with its schema brought up
     /// to date; refuses a database migrated by a newer build. `dataKey` gives the key that seals
@@ -43,6 +45,7 @@ public final class Store: Sendable {
     init(engine: any StoreEngine, database: Database?, caching: SessionCaching, events: WebhookEventRenderer?, dataKey: [UInt8]) throws {
         self.engine = engine
         outbox = WebhookOutbox(renderer: events)
+        webhooks = WebhookQueue(engine: engine)
         self.database = database
         vault = try AppleTokenVault(engine: engine, key: dataKey)
         revocations = try RevocationQueue(engine: engine, key: dataKey)

@@ -2,6 +2,8 @@
 //   siwa-bench [verify] [SECONDS]     identity-token verification on one thread
 //   siwa-bench fixture DIR [options]  an Apple ID simulator and pre-signed requests for the
 //                                     account-layer benchmarks (see AppleFixture.swift)
+//   siwa-bench webhook-receiver PORT SECRET [--hang]
+//                                     a webhook receiver for the webhook benchmarks (WebhookSink.swift)
 import Glibc
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -9,6 +11,9 @@ switch arguments.first {
 case "fixture":
     arguments.removeFirst()
     try AppleFixture(arguments: arguments).run()
+case "webhook-receiver":
+    arguments.removeFirst()
+    try WebhookSink(arguments: arguments).run()
 case "verify":
     arguments.removeFirst()
     try runVerificationBench(duration: Double(arguments.first ?? "3") ?? 3)

@@ -5,11 +5,12 @@ import SiwaApp
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check the setup against Apple: the client secret, Apple's answer to it, the keys and the database. Exit 0 when all is well, 1 otherwise.",
+        abstract: "Check the setup against Apple: the client secret, Apple's answer to it, the keys, the database and the webhook receiver. Exit 0 when all is well, 1 otherwise.",
         discussion: """
             For each client id, Apple's token endpoint is asked with a made-up code: invalid_grant \
             means Apple accepts the client secret, invalid_client that it does not, and the line \
-            says which setting to look at. Nothing secret is printed.
+            says which setting to look at. With webhook_url, the receiver is sent a HEAD request \
+            (no event): any HTTP answer means it is reachable. Nothing secret is printed.
             """
     )
 

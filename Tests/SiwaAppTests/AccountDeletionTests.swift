@@ -82,12 +82,4 @@ import Testing
         #expect(try fixture.count("users") == 1)
         await fixture.stop()
     }
-
-    @Test func backOffDoublesWithJitterUpToTheMaximum() {
-        for _ in 0..<50 {
-            #expect((4...6).contains(Revoker.delay(attempt: 1, base: 5, max: 3600)))
-            #expect((8...12).contains(Revoker.delay(attempt: 2, base: 5, max: 3600)))
-            #expect((2880...4320).contains(Revoker.delay(attempt: 40, base: 5, max: 3600)))
-        }
-    }
 }

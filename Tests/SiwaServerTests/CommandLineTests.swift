@@ -16,7 +16,7 @@ import Testing
         ]) { $1 }
     }
 
-    @Test(arguments: [[], ["serve"], ["migrate"], ["check-config"], ["doctor"], ["client-secret"], ["verify-token"], ["apple-sim"]])
+    @Test(arguments: [[], ["serve"], ["migrate"], ["check-config"], ["doctor"], ["client-secret"], ["verify-token"], ["apple-sim"], ["webhooks"], ["webhooks", "failed"], ["webhooks", "retry"]])
     func helpWorksOnEveryCommand(_ command: [String]) async throws {
         let result = try await ServerProcess.run(command + ["--help"])
         #expect(result.status == 0)

@@ -57,6 +57,31 @@ import Testing
         await simulator.stop()
     }
 
+    /// SPEC §2: doctor checks the webhook receiver, with a request no receiver takes for an
+    /// event (a HEAD: unsigned, no body), and names its origin only, never a path or query.
+    @Test func theWebhookReceiverIsReportedReachableOrNot() async throws {
+        let simulator = try AppleIDSimulator(configuration: .testing())
+        try simulator.start()
+        let receiver = try WebhookReceiver { _, _ in .status(405) }
+        let up = try await Self.run(simulator, ["SIWA_WEBHOOK_URL": receiver.url + "?token=hush-hush-123", "SIWA_WEBHOOK_SECRET": receiver.secret])
+        #expect(up.status == 0, "\(up.stdout)\(up.stderr)")
+        #expect(up.stdout.contains("ok   webhook receiver: http://127.0.0.1:\(receiver.port) is reachable (HTTP 405 to a HEAD request"))
+        let request = try #require(receiver.deliveries.first)
+        #expect(receiver.deliveries.count == 1)
+        #expect(request.method == "HEAD" && request.body.isEmpty)
+        #expect(request.header("webhook-signature") == nil && request.header("webhook-id") == nil)
+        receiver.stop()
+
+        // Nothing listens on port 1 of loopback.
+        let down = try await Self.run(simulator, ["SIWA_WEBHOOK_URL": "http://127.0.0.1:1/hooks?token=hush-hush-123", "SIWA_WEBHOOK_SECRET": receiver.secret])
+        #expect(down.status == 1)
+        #expect(down.stdout.contains("FAIL webhook receiver: cannot reach http://127.0.0.1:1: "))
+        for output in [up.stdout + up.stderr, down.stdout + down.stderr] {
+            #expect(!output.contains("hush-hush") && !output.contains(receiver.secret.dropFirst(6)))
+        }
+        await simulator.stop()
+    }
+
     /// A secret minted by a clock a year behind has expired when Apple reads it.
     @Test func anExpiredSecretPointsAtTheClock() async throws {
         let simulator = try AppleIDSimulator(configuration: .testing())

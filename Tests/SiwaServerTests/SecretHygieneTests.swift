@@ -8,9 +8,9 @@ import TestSupport
 
 /// SPEC §5 "Secrets never reach logs": the real binary, logging at `trace`, runs every flow that
 /// handles a secret — native sign-in with a code, refusals, a notification, the web flow,
-/// refresh re-validation, the admin API, access tokens, account deletion — and then its logs,
-/// every error body it sent and `/metrics` are searched for each token, code, secret and key
-/// that passed through it, the access-token signing key included.
+/// refresh re-validation, the admin API, access tokens, account deletion, webhooks — and then
+/// its logs, every error body it sent and `/metrics` are searched for each token, code, secret
+/// and key that passed through it, the access-token signing key included.
 @Suite struct SecretHygieneTests {
     static let app = "com.example.app"
     static let web = "com.example.web"
@@ -41,7 +41,10 @@ import TestSupport
         try simulator.start()
         let dataKey = Data((0..<32).map { UInt8($0 * 7 % 256) }).base64EncodedString()
         let adminToken = "adm-" + Data((0..<32).map { UInt8($0 * 13 % 256) }).base64EncodedString()
+        // Webhooks on: every change below is signed with the secret and POSTed here.
+        let receiver = try WebhookReceiver()
         let server = try ServerProcess(["serve"], environment: ServerProcess.environment(simulator: simulator, [
+            "SIWA_WEBHOOK_URL": receiver.url, "SIWA_WEBHOOK_SECRET": receiver.secret,
             "SIWA_LOG_LEVEL": "trace", "SIWA_DATA_KEY": dataKey, "SIWA_ADMIN_TOKEN": adminToken,
             "SIWA_CLIENT_IDS": "\(Self.app),\(Self.web)", "SIWA_WEB_CLIENT_ID": Self.web,
             "SIWA_PUBLIC_URL": "http://localhost:8080", "SIWA_REFRESH_VALIDATION_INTERVAL": "1s",
@@ -56,7 +59,10 @@ import TestSupport
         func json(_ object: [(String, JSONValue)]) -> String { JSONWriter.string(.object(JSONObject(object))) }
         let jsonHeaders = ["Content-Type": "application/json"]
 
-        var secrets: [(what: String, value: String)] = [("data_key", dataKey), ("admin_token", adminToken)]
+        var secrets: [(what: String, value: String)] = [
+            ("data_key", dataKey), ("admin_token", adminToken), ("webhook_secret", receiver.secret),
+            ("webhook_secret (base64)", String(receiver.secret.dropFirst(6))),
+        ]
         // Every base64 line of the developer key's PEM.
         for line in simulator.developerKeyPEM.split(separator: "\n") where !line.hasPrefix("-----") {
             secrets.append(("private key", String(line)))
@@ -171,11 +177,22 @@ import TestSupport
 
         // 7. Deletion revokes at Apple.
         #expect(try await send("DELETE", "/api/account", headers: ["Authorization": "Bearer \(session)"]).status == 202)
+        // 8. Webhooks: the user's events (created, updated by the notification, deleted) are
+        //    delivered, each signed.
+        #expect(await receiver.wait { $0.contains { $0.type == "user.deleted" && $0.accepted } })
         let metrics = try await send("GET", "/metrics").body
 
         server.signal(SIGTERM)
         #expect(await server.wait(seconds: 30) == 0)
         await simulator.stop()
+        receiver.stop()
+
+        // Each webhook signature; and the events' bodies (the user's email) are not logged.
+        let deliveries = receiver.deliveries
+        #expect(deliveries.count >= 3 && deliveries.allSatisfy { $0.signatureVerifies })
+        for delivery in deliveries {
+            if let signature = delivery.header("webhook-signature") { secrets.append(("webhook signature", String(signature.dropFirst(3)))) }
+        }
 
         // What the server sent Apple: client secrets, codes, refresh and access tokens.
         for call in simulator.calls {
@@ -209,6 +226,10 @@ import TestSupport
         #expect(logs.contains("/api/auth/apple") && logs.contains("/auth/apple/callback") && logs.contains("/apple/notifications"))
         #expect(logs.contains("/api/token") && logs.contains("created the access-token signing key"))
         let haystacks = [("logs", logs), ("/metrics", metrics)] + errorBodies.map { ("error body of \($0.what)", $0.body) }
+        #expect(logs.contains("webhook delivered"))
+        for delivery in deliveries {
+            #expect(!logs.contains(delivery.body), "the body of \(delivery.type) appears in the logs")
+        }
         for secret in secrets where secret.value.count >= 16 {
             // A part of a secret is a leak too: its first and last 24 characters are searched
             // as well (not for a whole JWS, whose first part is the public header).

@@ -91,17 +91,9 @@ struct Revoker: Sendable {
             }
         }
         let attempts = revocation.attempts + 1
-        let delay = Self.delay(attempt: attempts, base: backoff, max: backoffMax)
+        let delay = RetryBackoff.delay(attempt: attempts, base: backoff, max: backoffMax)
         try? await queue.retry(id: revocation.id, attempts: attempts, nextAttemptAt: clock() + delay, error: failure)
         return false
-    }
-
-    /// base × 2^(attempt−1), capped, then ±20 % jitter so many queued rows do not retry in step.
-    static func delay(attempt: Int, base: Int64, max maximum: Int64) -> Int64 {
-        let doubled = base << Int64(min(attempt - 1, 30))
-        let capped = min(maximum, Swift.max(base, doubled))
-        let jitter = Int64.random(in: -(capped / 5)...(capped / 5))
-        return Swift.max(1, capped + jitter)
     }
 
     /// How long a claimed row is this worker's: longer than an attempt can take (the client's

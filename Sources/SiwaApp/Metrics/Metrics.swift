@@ -11,6 +11,7 @@ public final class Metrics: Sendable {
     let refreshValidations = LabeledCounter(
         name: "siwa_refresh_validations_total", help: "Re-validations of stored refresh tokens with Apple, by outcome.", label: "outcome")
     let revocations = RevocationMetrics()
+    let webhooks = WebhookMetrics()
     /// Counts live sessions when `/metrics` is read (one query); set once the store is open.
     private let activeSessions = Mutex<(@Sendable () async -> Int?)?>(nil)
 
@@ -28,6 +29,7 @@ public final class Metrics: Sendable {
         signIns.render(into: &output)
         refreshValidations.render(into: &output)
         revocations.render(into: &output)
+        webhooks.render(into: &output)
         if let counter = activeSessions.withLock({ $0 }), let count = await counter() {
             PrometheusText.header("siwa_sessions_active", type: "gauge", help: "Sessions that have neither expired nor gone idle.", into: &output)
             output += "siwa_sessions_active \(count)\n"

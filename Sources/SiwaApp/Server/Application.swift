@@ -1,3 +1,4 @@
+import HTTPClient
 import HTTPServer
 import Logging
 import Store
@@ -19,6 +20,8 @@ public final class Application: Sendable {
     var tokenVault: AppleTokenVault { store.vault }
     private let revoker: Revoker
     private let refreshValidator: RefreshValidator?
+    /// Delivers the webhook outbox when `webhook_url` is set.
+    private let webhookDeliverer: WebhookDeliverer?
     private let housekeeping: Housekeeping
     /// The demo's own webhook receiver (`siwa-server demo` only).
     let demoWebhooks: DemoWebhookReceiver?
@@ -111,6 +114,23 @@ public final class Application: Sendable {
         } else {
             refreshValidator = nil
         }
+        if let url = configuration.webhookURL, let secret = configuration.webhookSecret {
+            let concurrency = WebhookDeliverer.defaultConcurrency
+            let http: HTTPClient
+            do {
+                http = try WebhookDeliverer.client(concurrency: concurrency)
+            } catch {
+                store.close()
+                throw error
+            }
+            webhookDeliverer = WebhookDeliverer(
+                queue: store.webhooks, http: http, url: url, secret: secret,
+                backoff: Int64(configuration.webhookBackoff.components.seconds),
+                retention: Int64(configuration.webhookRetention.components.seconds), concurrency: concurrency, metrics: metrics,
+                logger: logger, clock: clocks.wall)
+        } else {
+            webhookDeliverer = nil
+        }
         let deletion = AccountDeletion(store: store, revoker: revoker, clock: clocks.wall)
         router.add(.delete, "/api/account", deletion.route(authenticator))
         // Without admin_token the admin API does not exist: every /admin path is 404.
@@ -176,6 +196,8 @@ public final class Application: Sendable {
             // Rotation when due, and rotations made by other instances or the command.
             $0.append(Task { [accessTokenKeys] in await accessTokenKeys.run() })
             if let refreshValidator { $0.append(Task { await refreshValidator.run() }) }
+            // Events committed before a stop or a crash are in the outbox; delivery resumes.
+            if let webhookDeliverer { $0.append(Task { await webhookDeliverer.run() }) }
         }
         logger.info("listening", metadata: [
             "address": .string(ListenAddress(host: configuration.listen.host, port: port).description),
