@@ -3,7 +3,7 @@ import JSON
 /// One request received on an Apple endpoint, as `GET /sim/log` lists it.
 public struct SimulatorCall: Sendable {
     public let time: Int64
-    /// `keys`, `authorize`, `token` or `revoke`.
+    /// `keys`, `authorize`, `token`, `revoke` or `usermigrationinfo`.
     public let endpoint: String
     public let method: String
     /// Query and form parameters, in the order received (repeats kept).
