@@ -92,7 +92,7 @@ public final class AppleIDSimulator: Sendable {
         router.add(.post, "/auth/authorize", apple(.authorize, authorize.submit))
         router.add(.post, "/auth/token", apple(.token, token.handle))
         router.add(.post, "/auth/revoke", apple(.revoke, revoke.handle))
-        router.add(.post, "/auth/usermigrationinfo", apple(.usermigrationinfo, migration.handle))
+        router.add(.post, "/auth/usermigrationinfo", apple(.userMigrationInfo, migration.handle))
         ControlAPI(context: context, notifications: notifications, requestGuard: requestGuard).register(into: &router)
         return router
     }

@@ -4,7 +4,8 @@ import JSON
 /// being slow, down or broken (`POST /sim/faults`).
 public struct SimulatorFault: Sendable, Equatable {
     public enum Endpoint: String, Sendable, CaseIterable {
-        case keys, token, revoke, authorize, usermigrationinfo
+        case keys, token, revoke, authorize
+        case userMigrationInfo = "usermigrationinfo"
     }
 
     public enum Body: String, Sendable {
