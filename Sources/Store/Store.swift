@@ -20,6 +20,8 @@ public final class Store: Sendable {
     public let revocations: RevocationQueue
     public let refreshSchedule: RefreshValidationSchedule
     public let serverState: ServerState
+    /// Each user's way through a team transfer (SPEC §10).
+    public let transfers: TeamTransferStore
     /// Where changes append their webhook events (nothing without a renderer).
     let outbox: WebhookOutbox
 
@@ -51,6 +53,7 @@ public final class Store: Sendable {
         webSignIns = WebSignInStore(engine: engine)
         refreshSchedule = RefreshValidationSchedule(engine: engine)
         serverState = ServerState(engine: engine)
+        transfers = TeamTransferStore(engine: engine, outbox: outbox)
     }
 
     /// Opens the store `location` names: a PostgreSQL URL (`postgres://…` or `postgresql://…`,
