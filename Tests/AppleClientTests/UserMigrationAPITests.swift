@@ -62,6 +62,8 @@ import TestSupport
         #expect(sent.parameters["target"] == Self.teamB)
         #expect(sent.parameters["sub"] == Self.sub)
         #expect(sent.parameters["client_id"] == Self.app)
+        let teamToken = try await sender.teamAccessToken(clientID: Self.app)
+        #expect(sent.authorization == "Bearer " + teamToken, "the team token, as a Bearer header")
         #expect(observer.outcomes == ["token:ok", "usermigrationinfo:ok", "usermigrationinfo:ok"])
 
         let moved = try simulator.transfer(clientID: Self.app, toTeam: Self.teamB)
