@@ -2,6 +2,9 @@
 //   siwa-bench [verify] [SECONDS]     identity-token verification on one thread
 //   siwa-bench fixture DIR [options]  an Apple ID simulator and pre-signed requests for the
 //                                     account-layer benchmarks (see AppleFixture.swift)
+//   siwa-bench transfer-fixture DIR [--users N]
+//                                     an Apple ID simulator with N people for the team-transfer
+//                                     benchmark (see TransferFixture.swift)
 import Glibc
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -9,6 +12,9 @@ switch arguments.first {
 case "fixture":
     arguments.removeFirst()
     try AppleFixture(arguments: arguments).run()
+case "transfer-fixture":
+    arguments.removeFirst()
+    try TransferFixture(arguments: arguments).run()
 case "verify":
     arguments.removeFirst()
     try runVerificationBench(duration: Double(arguments.first ?? "3") ?? 3)

@@ -168,4 +168,27 @@ struct TeamTransferStoreTests {
             #expect(try await store.users.user(id: cy.user.id)?.appleSub == "a-cy")
         }
     }
+
+    /// Team B's server must not ask Apple about the refresh tokens of users still on their way
+    /// to it: they are team A's, Apple refuses them to B, and the refusal would end sessions.
+    @Test(arguments: Engine.available)
+    func refreshValidationLeavesUsersArrivingAtThisTeamAlone(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let ada = try await Self.signIn(store, sub: "a-ada", token: "ada")
+            let bob = try await Self.signIn(store, sub: "a-bob", token: "bob")
+            _ = try await store.transfers.recordExport(userID: ada.user.id, target: Self.teamB, transferSub: "ts-ada", now: 1_100)
+            try await store.refreshSchedule.scheduleNew(interval: 100)
+            let later: Int64 = 10_000
+            let asB = try await store.refreshSchedule.claimDue(now: later, idleTTL: 86_400, limit: 10, lease: 300, receivingTeam: Self.teamB)
+            #expect(asB.map(\.userID) == [bob.user.id])
+            // Team A (the sender) still checks its own tokens, Ada's included.
+            let asA = try await store.refreshSchedule.claimDue(now: later + 1_000, idleTTL: 86_400, limit: 10, lease: 300, receivingTeam: "TEAMAAAA01")
+            #expect(Set(asA.map(\.userID)) == [ada.user.id, bob.user.id])
+            // Once imported (here: signed in with team B's sub), Ada is checked again.
+            _ = try await Self.signIn(store, sub: "b-ada", token: "ada-b", transferSub: "ts-ada", now: 1_200)
+            try await store.refreshSchedule.scheduleNew(interval: 100)
+            let afterMove = try await store.refreshSchedule.claimDue(now: later + 5_000, idleTTL: 86_400, limit: 10, lease: 300, receivingTeam: Self.teamB)
+            #expect(afterMove.map(\.userID).contains(ada.user.id))
+        }
+    }
 }

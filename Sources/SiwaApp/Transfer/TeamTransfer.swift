@@ -38,7 +38,7 @@ public final class TeamTransfer: Sendable {
     ) throws {
         try self.init(
             configuration: configuration, console: console, clocks: clocks, stopRequested: stopRequested,
-            sleep: { seconds in try? await Task.sleep(for: .milliseconds(Int(seconds * 1000))) },
+            sleep: { seconds in try? await Task.sleep(for: .microseconds(Int(seconds * 1_000_000))) },
             pacing: { TransferPacing(rate: Double($0)) })
     }
 
