@@ -153,6 +153,16 @@ public struct TeamTransferStore: Sendable {
         }
     }
 
+    /// The teams this database's users were exported for and not yet imported by: the
+    /// receiving team's, on the copy it was given.
+    public func exportTargets() async throws -> Set<String> {
+        try await engine.read { connection in
+            Set(try connection.query(
+                "SELECT DISTINCT target_team FROM team_transfers WHERE exported_at IS NOT NULL AND imported_at IS NULL"
+            ).map { try $0.string(0) })
+        }
+    }
+
     /// Every user exported for `target`, in id order: the lines of the CSV.
     public func exported(target: String) async throws -> [TransferRecord] {
         try await engine.read { connection in

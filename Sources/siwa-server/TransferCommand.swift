@@ -47,18 +47,12 @@ struct TransferCommand: AsyncParsableCommand {
         func validate() throws { try TransferCommand.validate(rate: rate) }
 
         func run() async throws {
-            let configuration = options.load()
-            let console = TransferCommand.console()
-            let interrupt = InterruptFlag.install(console: console)
-            let transfer = TransferCommand.open(configuration, console: console, interrupt: interrupt, options: options)
-            defer { transfer.close() }
             let destination: TeamTransfer.Destination = out.map { .file($0) } ?? .standardOutput { text in
                 LogSink.fileDescriptorWriter(1)(Array(text.utf8))
             }
-            let summary = await TransferCommand.running("export", options: options) {
+            try await TransferCommand.run("export", options: options) { transfer in
                 try await transfer.export(target: target, clientID: clientID, destination: destination, rate: rate, dryRun: dryRun)
             }
-            if summary.exitCode != 0 { throw ExitCode(summary.exitCode) }
         }
     }
 
@@ -87,15 +81,9 @@ struct TransferCommand: AsyncParsableCommand {
         func validate() throws { try TransferCommand.validate(rate: rate) }
 
         func run() async throws {
-            let configuration = options.load()
-            let console = TransferCommand.console()
-            let interrupt = InterruptFlag.install(console: console)
-            let transfer = TransferCommand.open(configuration, console: console, interrupt: interrupt, options: options)
-            defer { transfer.close() }
-            let summary = await TransferCommand.running("import", options: options) {
+            try await TransferCommand.run("import", options: options) { transfer in
                 try await transfer.importFile(file, clientID: clientID, rate: rate)
             }
-            if summary.exitCode != 0 { throw ExitCode(summary.exitCode) }
         }
     }
 
@@ -130,16 +118,24 @@ struct TransferCommand: AsyncParsableCommand {
         }
     }
 
-    /// The database and Apple client, or exit 2 naming the setting (1 when the database fails).
-    static func open(_ configuration: Configuration, console: TransferConsole, interrupt: InterruptFlag, options: ConfigurationOptions) -> TeamTransfer {
+    /// Export or import: the configuration (exit 2 naming a bad setting), Ctrl-C handling, the
+    /// database and Apple client, then `body`, whose summary gives the exit code.
+    static func run(_ command: String, options: ConfigurationOptions, _ body: (TeamTransfer) async throws -> TransferSummary) async throws {
+        let configuration = options.load()
+        let console = console()
+        let interrupt = InterruptFlag.install(console: console)
+        let transfer: TeamTransfer
         do {
-            return try TeamTransfer(configuration: configuration, console: console, stopRequested: { interrupt.isSet })
+            transfer = try TeamTransfer(configuration: configuration, console: console, stopRequested: { interrupt.isSet })
         } catch let error as ConfigurationError {
             options.fail(error)
         } catch {
-            console.line("transfer: cannot start: \(error)")
-            Glibc.exit(1)
+            console.line("transfer \(command): cannot start: \(error)")
+            throw ExitCode(1)
         }
+        defer { transfer.close() }
+        let summary = await running(command, options: options) { try await body(transfer) }
+        if summary.exitCode != 0 { throw ExitCode(summary.exitCode) }
     }
 
     /// Runs a command's body: a configuration error exits 2 naming it, an unusable file 2,

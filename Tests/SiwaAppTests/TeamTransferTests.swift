@@ -289,12 +289,23 @@ struct TeamTransferTests {
             await #expect(throws: ConfigurationError.self) {
                 try await transfer.export(target: "not-a-team", clientID: nil, destination: .file(fixture.csv), rate: 10, dryRun: false)
             }
+            // Importing on the sender's own database, with the sender's team, is refused before
+            // anything changes.
+            let teamA = try fixture.transfer(fixture.configuration(try fixture.teamA, database: fixture.databaseA))
+            defer { teamA.close() }
+            _ = try await teamA.export(target: Self.teamB, clientID: nil, destination: .file(fixture.csv), rate: 1000, dryRun: false)
+            let wrongSide = await #expect(throws: ConfigurationError.self) {
+                try await teamA.importFile(fixture.csv, clientID: nil, rate: 1000)
+            }
+            #expect(wrongSide?.key == "team_id" && wrongSide?.problem.contains("exported for \(Self.teamB)") == true)
+            #expect(try await teamA.store.vault.load(userID: fixture.users[0].id) != nil, "nothing dropped")
+            #expect(try await teamA.store.transfers.status().windowStartedAt == nil)
             // A dry run counts and calls nothing.
             fixture.simulator.clearCalls()
             let dry = try await transfer.export(target: "TEAMCCCC01", clientID: nil, destination: .file(fixture.csv), rate: 10, dryRun: true)
             #expect(dry.done == 0 && dry.exitCode == 0)
             #expect(fixture.simulator.calls.isEmpty)
-            #expect(fixture.console.lines.last?.contains("3 users, 0 already exported") == true)
+            #expect(fixture.console.lines.last?.contains("3 users, 0 already exported for TEAMCCCC01") == true)
         }
     }
 }

@@ -12,22 +12,13 @@ extension SimulatorContext {
         let (subject, key) = store.change { state -> (IdentityTokenMinter.Subject, SigningKeyRing.SigningKey) in
             state.prune(now: now)
             // After a transfer a person named by the old team's `sub` signs in with the new one's.
-            let person = state.person(sub: sub, teamID: state.owner(of: clientID), now: now)
-            let grantKey = Grant.key(sub: person.sub, clientID: clientID)
-            var grant = state.grants[grantKey] ?? Grant(sub: person.sub, clientID: clientID, email: nil, isPrivateEmail: false, createdAt: now)
-            if let email {
-                grant.email = email
-                grant.isPrivateEmail = isPrivateEmail ?? email.hasSuffix("@privaterelay.appleid.com")
-            } else if let isPrivateEmail {
-                grant.isPrivateEmail = isPrivateEmail
-            }
-            state.grants[grantKey] = grant
+            let grant = state.authorize(sub: sub, clientID: clientID, email: email, isPrivateEmail: isPrivateEmail, now: now)
             state.codes[code] = AuthorizationCode(
-                code: code, sub: person.sub, clientID: clientID, redirectURI: redirectURI, nonce: nonce, email: grant.email,
+                code: code, sub: grant.sub, clientID: clientID, redirectURI: redirectURI, nonce: nonce, email: grant.email,
                 isPrivateEmail: grant.isPrivateEmail, authTime: now, issuedAt: now)
             let subject = IdentityTokenMinter.Subject(
-                sub: person.sub, clientID: clientID, email: grant.email, isPrivateEmail: grant.isPrivateEmail, nonce: nonce, authTime: now,
-                transferSub: state.transferSub(forSub: person.sub, clientID: clientID, now: now))
+                sub: grant.sub, clientID: clientID, email: grant.email, isPrivateEmail: grant.isPrivateEmail, nonce: nonce, authTime: now,
+                transferSub: state.transferSub(forSub: grant.sub, clientID: clientID, now: now))
             return (subject, state.signingKeys.current)
         }
         let token = try identityTokens.mint(for: subject, flavor: .native(code: code), now: now, key: key)
@@ -89,16 +80,7 @@ extension SimulatorContext {
     /// anything: for seeding many users fast.
     func recordAuthorization(sub: String, clientID: String, email: String?, isPrivateEmail: Bool?) {
         let now = self.now
-        store.change { state in
-            let person = state.person(sub: sub, teamID: state.owner(of: clientID), now: now)
-            let key = Grant.key(sub: person.sub, clientID: clientID)
-            var grant = state.grants[key] ?? Grant(sub: person.sub, clientID: clientID, email: nil, isPrivateEmail: false, createdAt: now)
-            if let email {
-                grant.email = email
-                grant.isPrivateEmail = isPrivateEmail ?? email.hasSuffix("@privaterelay.appleid.com")
-            }
-            state.grants[key] = grant
-        }
+        store.change { state in _ = state.authorize(sub: sub, clientID: clientID, email: email, isPrivateEmail: isPrivateEmail, now: now) }
     }
 
     /// The `sub` the person behind `sub` has in `teamID`, as that team's apps would see it.

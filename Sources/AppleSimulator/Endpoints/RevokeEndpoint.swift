@@ -9,16 +9,10 @@ struct RevokeEndpoint: Sendable {
     let context: SimulatorContext
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        guard FormFields.isFormContentType(request.headers["Content-Type"]) else {
-            return AppleResponse.error("invalid_request", "Content-Type must be application/x-www-form-urlencoded.")
-        }
         let form: FormFields
-        do {
-            form = try FormFields(parsing: request.body)
-        } catch .duplicate(let name) {
-            return AppleResponse.error("invalid_request", "Duplicate parameter: \(name).")
-        } catch {
-            return AppleResponse.error("invalid_request", "The request body is not percent-encoded form data.")
+        switch AppleResponse.form(request) {
+        case .success(let fields): form = fields
+        case .failure(let refusal): return refusal.response
         }
         let now = context.now
         let clientID: String

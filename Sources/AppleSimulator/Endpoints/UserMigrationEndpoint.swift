@@ -15,16 +15,10 @@ struct UserMigrationEndpoint: Sendable {
     let context: SimulatorContext
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        guard FormFields.isFormContentType(request.headers["Content-Type"]) else {
-            return AppleResponse.error("invalid_request", "Content-Type must be application/x-www-form-urlencoded.")
-        }
         let form: FormFields
-        do {
-            form = try FormFields(parsing: request.body)
-        } catch .duplicate(let name) {
-            return AppleResponse.error("invalid_request", "Duplicate parameter: \(name).")
-        } catch {
-            return AppleResponse.error("invalid_request", "The request body is not percent-encoded form data.")
+        switch AppleResponse.form(request) {
+        case .success(let fields): form = fields
+        case .failure(let refusal): return refusal.response
         }
         let now = context.now
         let team: SimulatorTeam, clientID: String
@@ -70,32 +64,32 @@ struct UserMigrationEndpoint: Sendable {
         guard target != team.teamID else {
             return AppleResponse.error("invalid_request", "target must be the team receiving the app, not the sending team.")
         }
-        let outcome = context.store.read { state -> Result<String, Refusal> in
+        let outcome = context.store.read { state -> Result<String, AppleRefusal> in
             guard let person = state.persons[sub], person.teamID == team.teamID else {
-                return .failure(Refusal("sub is not a user of this team."))
+                return .failure(AppleRefusal("sub is not a user of this team."))
             }
             guard state.grants[Grant.key(sub: sub, clientID: clientID)] != nil else {
-                return .failure(Refusal("The user has not authorized this app, or has revoked it."))
+                return .failure(AppleRefusal("The user has not authorized this app, or has revoked it."))
             }
             return .success(Person.transferSubject(account: person.account, targetTeam: target))
         }
         switch outcome {
         case .success(let transferSub): return AppleResponse.json(.object(JSONObject([("transfer_sub", .string(transferSub))])))
-        case .failure(let refusal): return AppleResponse.error("invalid_request", refusal.description)
+        case .failure(let refusal): return refusal.response
         }
     }
 
     /// The receiving team: its `sub` for the user, and their new relay address when they hid
     /// their email (`is_private_email` a real boolean here, unlike in identity tokens).
     private func receive(transferSub: String, team: SimulatorTeam, clientID: String, now: Int64) -> HTTPResponse {
-        let outcome = context.store.read { state -> Result<(sub: String, email: String?), Refusal> in
+        let outcome = context.store.read { state -> Result<(sub: String, email: String?), AppleRefusal> in
             guard let transfer = state.transfers[clientID], let moved = transfer.users[transferSub] else {
-                return .failure(Refusal("transfer_sub is not known for this app."))
+                return .failure(AppleRefusal("transfer_sub is not known for this app."))
             }
-            guard transfer.toTeam == team.teamID else { return .failure(Refusal("transfer_sub was issued for another team.")) }
-            guard transfer.isActive(now: now) else { return .failure(Refusal(Self.windowClosedDescription)) }
+            guard transfer.toTeam == team.teamID else { return .failure(AppleRefusal("transfer_sub was issued for another team.")) }
+            guard transfer.isActive(now: now) else { return .failure(AppleRefusal(Self.windowClosedDescription)) }
             guard let grant = state.grants[Grant.key(sub: moved.toSub, clientID: clientID)] else {
-                return .failure(Refusal("The user has revoked this app."))
+                return .failure(AppleRefusal("The user has revoked this app."))
             }
             return .success((moved.toSub, grant.isPrivateEmail ? grant.email : nil))
         }
@@ -108,14 +102,8 @@ struct UserMigrationEndpoint: Sendable {
             }
             return AppleResponse.json(.object(body))
         case .failure(let refusal):
-            return AppleResponse.error("invalid_request", refusal.description)
+            return refusal.response
         }
-    }
-
-    private struct Refusal: Error {
-        let description: String
-
-        init(_ description: String) { self.description = description }
     }
 
     /// The token of `Authorization: Bearer <token>` (the scheme in any case, RFC 9110 §11.1).

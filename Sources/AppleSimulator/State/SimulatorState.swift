@@ -105,6 +105,23 @@ struct SimulatorState: Sendable {
         return person
     }
 
+    /// The person behind `sub` authorizes `clientID` as a phone does (`/sim/codes`): as the
+    /// app's owner team sees them, with the email given (a relay address unless said
+    /// otherwise), or the one shared before.
+    mutating func authorize(sub: String, clientID: String, email: String?, isPrivateEmail: Bool?, now: Int64) -> Grant {
+        let person = person(sub: sub, teamID: owner(of: clientID), now: now)
+        let key = Grant.key(sub: person.sub, clientID: clientID)
+        var grant = grants[key] ?? Grant(sub: person.sub, clientID: clientID, email: nil, isPrivateEmail: false, createdAt: now)
+        if let email {
+            grant.email = email
+            grant.isPrivateEmail = isPrivateEmail ?? email.hasSuffix("@privaterelay.appleid.com")
+        } else if let isPrivateEmail {
+            grant.isPrivateEmail = isPrivateEmail
+        }
+        grants[key] = grant
+        return grant
+    }
+
     mutating func add(_ person: Person) {
         persons[person.sub] = person
         subjectsByAccount[person.teamID + "\n" + person.account] = person.sub

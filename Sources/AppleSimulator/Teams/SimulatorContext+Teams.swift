@@ -56,28 +56,19 @@ extension SimulatorContext {
     /// returns that team and the client ID; or Apple's `invalid_client` answer. Which team's
     /// key is used comes from the secret's `kid` (each team has its own); an unknown `kid` is
     /// checked against the configured team, so the description names what is wrong.
-    func authenticateClient(_ form: FormFields, now: Int64) -> Result<(team: SimulatorTeam, clientID: String), ClientRefusal> {
+    func authenticateClient(_ form: FormFields, now: Int64) -> Result<(team: SimulatorTeam, clientID: String), AppleRefusal> {
         let secret = form["client_secret"]
         let clientID = form.nonEmpty("client_id")
         let named = secret.flatMap { try? CompactJWS($0) }?.keyID.flatMap { self.team(keyID: $0) }
         let checked = named ?? primaryTeam
-        if let failure = checked.secrets.failure(secret: secret, clientID: clientID, now: now) { return .failure(ClientRefusal(failure)) }
-        guard let clientID else { return .failure(ClientRefusal("client_id is missing.")) }
+        if let failure = checked.secrets.failure(secret: secret, clientID: clientID, now: now) { return .failure(.invalidClient(failure)) }
+        guard let clientID else { return .failure(.invalidClient("client_id is missing.")) }
         return .success((checked, clientID))
     }
 
     /// `invalid_client` for a team acting for an app it does not own. Worded without "team"
     /// or "iss" so `doctor` points at `client_ids` rather than `team_id`.
-    static func notOwned(_ clientID: String) -> ClientRefusal {
-        ClientRefusal("client_id \(clientID) belongs to another developer account.")
+    static func notOwned(_ clientID: String) -> AppleRefusal {
+        .invalidClient("client_id \(clientID) belongs to another developer account.")
     }
-}
-
-/// Apple's `invalid_client`, with the description the simulator adds to help a developer.
-struct ClientRefusal: Error, Sendable {
-    let description: String
-
-    init(_ description: String) { self.description = description }
-
-    var response: HTTPResponse { AppleResponse.error("invalid_client", description) }
 }

@@ -104,47 +104,22 @@ public final class TeamTransfer: Sendable {
             console.line("transfer export --dry-run: \(users) users, \(exported) already exported for \(target), \(users - exported) to ask Apple about; nothing was sent")
             return summary
         }
-        var pacer = TransferPacer(pacing(rate))
-        var after = ""
-        var seen = 0
-        let total = users - exported
-        paging: while true {
-            let page = try await store.transfers.pendingExports(target: target, after: after, limit: Self.pageSize)
-            guard let last = page.last else { break }
-            after = last.userID
-            for user in page {
-                if stopRequested() {
-                    summary.stop = .interrupted
-                    break paging
-                }
-                let answer = await callApple(&pacer) { () async throws(AppleAPIError) -> String in
-                    try await self.api.transferSubject(forSub: user.appleSub, target: target, clientID: clientID)
-                }
-                switch answer {
-                case .value(let transferSub):
-                    switch try await store.transfers.recordExport(userID: user.userID, target: target, transferSub: transferSub, now: clocks.wall()) {
-                    case .recorded: summary.done += 1
-                    case .userGone: break
-                    case .transferSubTaken(let holder):
-                        summary.failed += 1
-                        console.line("transfer export: \(Self.name(user.userID, user.externalID)): Apple gave a transfer_sub already recorded for user \(holder); not recorded")
-                    }
-                case .refused(let code):
-                    summary.failed += 1
-                    try await store.transfers.recordExportFailure(userID: user.userID, target: target, error: code, now: clocks.wall())
-                    console.line("transfer export: \(Self.name(user.userID, user.externalID)): Apple answered \(code) (the user may have revoked the app before the move, or is not a user of this team)")
-                case .stopped(let stop):
-                    summary.stop = stop
-                    if case .appleUnavailable(let reason) = stop {
-                        console.line("transfer export: Apple is unavailable (\(reason)) after \(pacer.pacing.maximumTries) tries for \(Self.name(user.userID, user.externalID)); stopping")
-                    }
-                    break paging
-                }
-                seen += 1
-                console.progress("transfer export: \(seen) of \(total): \(summary.done) exported, \(summary.failed) failed, \(Self.pace(pacer))")
+        try await run("export", done: "exported", total: users - exported, rate: rate, summary: &summary) { after in
+            try await self.store.transfers.pendingExports(target: target, after: after, limit: Self.pageSize).map { user in
+                (user.userID, user.externalID, user)
             }
+        } ask: { (user: TransferExportCandidate) async throws(AppleAPIError) -> String in
+            try await self.api.transferSubject(forSub: user.appleSub, target: target, clientID: clientID)
+        } record: { user, transferSub in
+            switch try await self.store.transfers.recordExport(userID: user.userID, target: target, transferSub: transferSub, now: self.clocks.wall()) {
+            case .recorded: return .done
+            case .userGone: return .skipped
+            case .transferSubTaken(let holder): return .failed("Apple gave a transfer_sub already recorded for user \(holder); not recorded")
+            }
+        } refused: { user, code in
+            try await self.store.transfers.recordExportFailure(userID: user.userID, target: target, error: code, now: self.clocks.wall())
+            return "Apple answered \(code) (the user may have revoked the app before the move, or is not a user of this team)"
         }
-        console.clearProgress()
         let lines = try await store.transfers.exported(target: target)
         let written = try write(TransferCSV.render(lines), to: destination)
         var report = "transfer export: \(summary.done) exported, \(summary.skipped) skipped, \(summary.failed) failed (of \(users) users); "
@@ -194,6 +169,14 @@ public final class TeamTransfer: Sendable {
         guard let clientID = clientID ?? defaultClientID() else {
             throw ConfigurationError(key: "client_ids", problem: "required to name the app being transferred (or pass --client-id)")
         }
+        // The sending team running the import on its own database by mistake would drop its
+        // users' Apple tokens: the database says whom its users were exported for.
+        let targets = try await store.transfers.exportTargets()
+        if !targets.isEmpty, !targets.contains(team) {
+            throw ConfigurationError(
+                key: "team_id",
+                problem: "is \(team), but this database's users were exported for \(targets.sorted().joined(separator: ", ")): run the import with the receiving team's configuration")
+        }
         var summary = TransferSummary()
         let recorded = try await store.transfers.recordImports(records, team: team, now: clocks.wall())
         summary.skipped = recorded.alreadyImported
@@ -204,51 +187,26 @@ public final class TeamTransfer: Sendable {
         for (record, holder) in recorded.conflicting {
             console.line("transfer import: \(Self.name(record.userID, record.externalID)): its transfer_sub is already recorded for user \(holder)")
         }
-        var pacer = TransferPacer(pacing(rate))
         let total = try await store.transfers.pendingImportCount(team: team)
-        var after = ""
-        var seen = 0
-        paging: while true {
-            let page = try await store.transfers.pendingImports(team: team, after: after, limit: Self.pageSize)
-            guard let last = page.last else { break }
-            after = last.userID
-            for user in page {
-                if stopRequested() {
-                    summary.stop = .interrupted
-                    break paging
-                }
-                let answer = await callApple(&pacer) { () async throws(AppleAPIError) -> MigratedUser in
-                    try await self.api.migratedUser(transferSubject: user.transferSub, clientID: clientID)
-                }
-                switch answer {
-                case .value(let migrated):
-                    let move = try await store.transfers.completeImport(
-                        userID: user.userID, transferSub: user.transferSub, newSub: migrated.sub,
-                        relayEmail: migrated.isPrivateEmail ? migrated.email : nil, now: clocks.wall())
-                    switch move {
-                    case .moved: summary.done += 1
-                    // Signed in with the new `sub` meanwhile (moved then), or deleted.
-                    case .alreadyMoved, .notPending: summary.skipped += 1
-                    case .subTaken(let holder):
-                        summary.failed += 1
-                        console.line("transfer import: \(Self.name(user.userID, user.externalID)): Apple's sub for this user already belongs to user \(holder), who signed in as a new user before the import; nothing changed")
-                    }
-                case .refused(let code):
-                    summary.failed += 1
-                    try await store.transfers.recordImportFailure(userID: user.userID, error: code, now: clocks.wall())
-                    console.line("transfer import: \(Self.name(user.userID, user.externalID)): Apple answered \(code) (a transfer_sub Apple does not know for this team, a user who revoked the app before the move, or the 60-day window is over)")
-                case .stopped(let stop):
-                    summary.stop = stop
-                    if case .appleUnavailable(let reason) = stop {
-                        console.line("transfer import: Apple is unavailable (\(reason)) after \(pacer.pacing.maximumTries) tries for \(Self.name(user.userID, user.externalID)); stopping")
-                    }
-                    break paging
-                }
-                seen += 1
-                console.progress("transfer import: \(seen) of \(total): \(summary.done) imported, \(summary.failed) failed, \(Self.pace(pacer))")
+        try await run("import", done: "imported", total: total, rate: rate, summary: &summary) { after in
+            try await self.store.transfers.pendingImports(team: team, after: after, limit: Self.pageSize).map { ($0.userID, $0.externalID, $0) }
+        } ask: { (user: TransferRecord) async throws(AppleAPIError) -> MigratedUser in
+            try await self.api.migratedUser(transferSubject: user.transferSub, clientID: clientID)
+        } record: { user, migrated in
+            let move = try await self.store.transfers.completeImport(
+                userID: user.userID, transferSub: user.transferSub, newSub: migrated.sub,
+                relayEmail: migrated.isPrivateEmail ? migrated.email : nil, now: self.clocks.wall())
+            switch move {
+            case .moved: return .done
+            // Signed in with the new `sub` meanwhile (moved then), or deleted.
+            case .alreadyMoved, .notPending: return .skipped
+            case .subTaken(let holder):
+                return .failed("Apple's sub for this user already belongs to user \(holder), who signed in as a new user before the import; nothing changed")
             }
+        } refused: { user, code in
+            try await self.store.transfers.recordImportFailure(userID: user.userID, error: code, now: self.clocks.wall())
+            return "Apple answered \(code) (a transfer_sub Apple does not know for this team, a user who revoked the app before the move, or the 60-day window is over)"
         }
-        console.clearProgress()
         let status = try await store.transfers.status()
         var report = "transfer import: \(summary.done) imported, \(summary.skipped) skipped, \(summary.failed) failed"
         if let started = status.windowStartedAt { report += "; " + Self.window(startedAt: started, now: clocks.wall(), status: status) }
@@ -288,6 +246,65 @@ public final class TeamTransfer: Sendable {
         }
         let behind = status.pending + status.failed
         return "Apple's 60-day window closed \(RFC3339.format(end)); \(behind) user\(behind == 1 ? " was" : "s were") left behind (not imported)"
+    }
+
+    // MARK: - Runs
+
+    /// What became of one user Apple answered for.
+    enum UserOutcome {
+        case done
+        /// Done meanwhile some other way (or gone).
+        case skipped
+        /// Not done; the reason, for the user's line on stderr.
+        case failed(String)
+    }
+
+    /// Visits every user the pages list, in id order, asking Apple about each (`ask`, paced)
+    /// and keeping the answer (`record`) or the refusal (`refused`, which returns the reason);
+    /// counts into `summary`, one stderr line per failed user, a progress line on a terminal.
+    /// Stops early when asked to, when Apple stays unavailable, or refuses our client.
+    private func run<User: Sendable, Answer: Sendable>(
+        _ command: String, done: String, total: Int, rate: Int, summary: inout TransferSummary,
+        page: (_ after: String) async throws -> [(id: String, externalID: String?, user: User)],
+        ask: (User) async throws(AppleAPIError) -> Answer,
+        record: (User, Answer) async throws -> UserOutcome,
+        refused: (User, String) async throws -> String
+    ) async throws {
+        var pacer = TransferPacer(pacing(rate))
+        var after = ""
+        var seen = 0
+        defer { console.clearProgress() }
+        while true {
+            let users = try await page(after)
+            guard let last = users.last else { return }
+            after = last.id
+            for (id, externalID, user) in users {
+                if stopRequested() {
+                    summary.stop = .interrupted
+                    return
+                }
+                let outcome: UserOutcome
+                switch await callApple(&pacer, { () async throws(AppleAPIError) -> Answer in try await ask(user) }) {
+                case .value(let answer): outcome = try await record(user, answer)
+                case .refused(let code): outcome = .failed(try await refused(user, code))
+                case .stopped(let stop):
+                    summary.stop = stop
+                    if case .appleUnavailable(let reason) = stop {
+                        console.line("transfer \(command): Apple is unavailable (\(reason)) after \(pacer.pacing.maximumTries) tries for \(Self.name(id, externalID)); stopping")
+                    }
+                    return
+                }
+                switch outcome {
+                case .done: summary.done += 1
+                case .skipped: summary.skipped += 1
+                case .failed(let reason):
+                    summary.failed += 1
+                    console.line("transfer \(command): \(Self.name(id, externalID)): \(reason)")
+                }
+                seen += 1
+                console.progress("transfer \(command): \(seen) of \(total): \(summary.done) \(done), \(summary.failed) failed, \(Self.pace(pacer))")
+            }
+        }
     }
 
     // MARK: - Calls to Apple
