@@ -46,8 +46,9 @@ let package = Package(
             dependencies: ["CZlib", "CSystem", "SystemThread", "WireFormat", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "SQLite", dependencies: ["CSQLite", "SystemThread"], swiftSettings: strict),
-        .target(name: "PostgreSQL", dependencies: ["CLibPQ", "CSystem", "SystemThread"], swiftSettings: strict),
+        .target(name: "SQLRow", swiftSettings: strict),
+        .target(name: "SQLite", dependencies: ["CSQLite", "SQLRow", "SystemThread"], swiftSettings: strict),
+        .target(name: "PostgreSQL", dependencies: ["CLibPQ", "CSystem", "SQLRow", "SystemThread"], swiftSettings: strict),
         .target(name: "OpenSSLCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "JSON", swiftSettings: strict),
         .target(name: "JOSE", dependencies: ["JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),

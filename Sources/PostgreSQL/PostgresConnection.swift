@@ -32,7 +32,7 @@ public final class PostgresConnection {
 
     private struct PreparedStatement {
         let name: String
-        var columns: PostgresColumns?
+        var columns: SQLColumns?
     }
 
     /// Connects, blocking until the server answers or `connectTimeout` passes.

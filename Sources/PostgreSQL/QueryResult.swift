@@ -24,7 +24,7 @@ final class QueryResult {
 
     /// Every row, decoded into one flat buffer that the rows slice. `columns` is reused when
     /// it still fits (a prepared statement's names do not change), else made anew.
-    func rows(reusing columns: PostgresColumns?) -> (rows: [PostgresRow], columns: PostgresColumns) {
+    func rows(reusing columns: SQLColumns?) -> (rows: [PostgresRow], columns: SQLColumns) {
         let width = Int(PQnfields(handle))
         let columns = columns.flatMap { $0.names.count == width ? $0 : nil } ?? makeColumns(width)
         let rowCount = Int(PQntuples(handle))
@@ -51,8 +51,8 @@ final class QueryResult {
         return (rows, columns)
     }
 
-    private func makeColumns(_ width: Int) -> PostgresColumns {
-        PostgresColumns(names: (0..<Int32(width)).map { column in
+    private func makeColumns(_ width: Int) -> SQLColumns {
+        SQLColumns(names: (0..<Int32(width)).map { column in
             PQfname(handle, column).map { String(cString: $0) } ?? ""
         })
     }

@@ -11,6 +11,10 @@ import Synchronization
 /// update hook, so no write path can forget); after each transaction those rows' version slots
 /// are bumped. A cache keeps the slot versions it saw and trusts an entry only while they hold.
 ///
+/// Another process's commits (the command line ending sessions) are not reported row by row:
+/// the writer notices them by SQLite's `data_version` within a quarter of a second and every
+/// slot is bumped.
+///
 /// Slots are shared by rowid modulo `slotCount`, so an unrelated change can invalidate an entry
 /// (a needless re-read) but a change never goes unnoticed. Rows of a transaction that rolled
 /// back are bumped too, for the same reason.
@@ -72,6 +76,15 @@ public final class RowChangeTracker: Sendable {
         guard !rows.isEmpty else { return }
         state.withLock { state in
             for row in rows { state.slots[Self.slot(row)] &+= 1 }
+            state.sequence &+= 1
+        }
+    }
+
+    /// Another connection (another process: the command line) committed, and which rows it
+    /// changed is unknown: every entry cached so far is stale.
+    func recordUnknownChanges() {
+        state.withLock { state in
+            for index in state.slots.indices { state.slots[index] &+= 1 }
             state.sequence &+= 1
         }
     }

@@ -9,7 +9,7 @@ final class Statement {
     private let parameterCount: Int
     /// Column names cached until SQLite re-prepares the statement (after a schema change a
     /// `SELECT *` may gain or lose columns).
-    private var columns: RowColumns?
+    private var columns: SQLColumns?
     private var columnsPreparation: Int32 = -1
 
     init(connection: OpaquePointer, sql: String) throws {
@@ -106,14 +106,14 @@ final class Statement {
         }
     }
 
-    private func rowColumns() -> RowColumns {
+    private func rowColumns() -> SQLColumns {
         let preparation = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
         if let columns, preparation == columnsPreparation { return columns }
         let count = sqlite3_column_count(handle)
         let names = (0..<count).map { column in
             sqlite3_column_name(handle, column).map { String(cString: $0) } ?? ""
         }
-        let columns = RowColumns(names: names)
+        let columns = SQLColumns(names: names)
         self.columns = columns
         columnsPreparation = preparation
         return columns
@@ -157,6 +157,9 @@ final class Statement {
             result = sqlite3_bind_null(handle, position)
         case .integer(let number):
             result = sqlite3_bind_int64(handle, position, number)
+        case .boolean(let flag):
+            // SQLite has no boolean: flags are the integers 0 and 1.
+            result = sqlite3_bind_int64(handle, position, flag ? 1 : 0)
         case .real(let number):
             result = sqlite3_bind_double(handle, position, number)
         case .text(var text):

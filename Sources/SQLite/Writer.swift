@@ -17,7 +17,8 @@ import SystemThread
 final class Writer: @unchecked Sendable {
     // Sendable by confinement:
     // - `queue` and `isStopping` are only touched while holding `condition`;
-    // - `connection` is used only by the writer thread, which also closes it on the way out;
+    // - `connection`, `dataVersion` and `lastForeignCommitCheck` are used only by the writer
+    //   thread, which also closes the connection on the way out;
     // - `thread` is written once in init, before any job can be submitted.
     private let condition = Condition()
     private var queue: [any WriteJob] = []
@@ -32,6 +33,14 @@ final class Writer: @unchecked Sendable {
 
     /// Bounds how long the first caller of a batch waits behind the others.
     static let batchLimit = 256
+
+    /// How often the writer asks SQLite whether another process committed (the update hook
+    /// sees only this connection's changes), so caches of tracked rows drop what the command
+    /// line changed within this bound.
+    static let foreignCommitCheckMilliseconds = 250
+    /// `PRAGMA data_version` when last asked; it moves only when another connection commits.
+    private var dataVersion: Int64?
+    private var lastForeignCommitCheck = ContinuousClock.now
 
     init(connection: Connection, path: String, tracker: RowChangeTracker?) throws {
         self.connection = connection
@@ -87,10 +96,17 @@ final class Writer: @unchecked Sendable {
 
     private func run() {
         var jobs: [any WriteJob] = []
+        checkForeignCommits()
         while true {
             condition.lock()
             while queue.isEmpty && !isStopping {
-                condition.wait()
+                if changes == nil {
+                    condition.wait()
+                } else if !condition.wait(milliseconds: Self.foreignCommitCheckMilliseconds) {
+                    condition.unlock()
+                    checkForeignCommits()
+                    condition.lock()
+                }
             }
             if queue.isEmpty {
                 condition.unlock()
@@ -101,10 +117,23 @@ final class Writer: @unchecked Sendable {
             condition.unlock()
             process(jobs)
             jobs.removeAll(keepingCapacity: true)
+            // A writer that is never idle looks too.
+            if ContinuousClock.now - lastForeignCommitCheck >= .milliseconds(Self.foreignCommitCheckMilliseconds) { checkForeignCommits() }
         }
         // TRUNCATE leaves an empty -wal file, so a copied or backed-up database file is whole.
         try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         connection.close()
+    }
+
+    /// Tells the tracker when another connection committed since the last look: SQLite's
+    /// `data_version` of this connection moves only then (never for its own commits), and the
+    /// server's readers never write, so that connection is another process's.
+    private func checkForeignCommits() {
+        guard let changes else { return }
+        lastForeignCommitCheck = ContinuousClock.now
+        guard let version = try? connection.queryOne("PRAGMA data_version")?.int64(0) else { return }
+        if let dataVersion, dataVersion != version { changes.tracker.recordUnknownChanges() }
+        dataVersion = version
     }
 
     private func process(_ jobs: [any WriteJob]) {

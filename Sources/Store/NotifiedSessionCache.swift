@@ -74,6 +74,9 @@ final class NotifiedSessionCache: Sendable {
         }
     }
 
+    /// The payload the database sends when user `id` changes.
+    static func userPayload(_ id: String) -> String { "u:" + id }
+
     /// A notification's payload: `s:<session id>` or `u:<user id>` (see `PostgresSchema`), or
     /// a write's marker.
     func invalidate(_ payload: String) {

@@ -62,7 +62,7 @@ public struct RefreshValidationSchedule: Sendable {
                 ORDER BY t.validation_due_at LIMIT ?
                 """,
                 [.integer(now), .integer(now - idleTTL), .integer(now), .integer(Int64(limit))]
-            ).map { Due(userID: try $0.string(0), hasLiveSession: try $0.int(1) != 0) }
+            ).map { Due(userID: try $0.string(0), hasLiveSession: try $0.bool(1)) }
         }
     }
 

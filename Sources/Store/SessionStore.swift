@@ -156,6 +156,18 @@ public struct SessionStore: Sendable {
         return ended
     }
 
+    /// Drops the cached sessions of a user whose sessions just ended, in this process at once.
+    /// On SQLite the row versions already refuse them (this frees the memory); on PostgreSQL
+    /// the database's NOTIFY reaches this instance's listener a moment later, and until then
+    /// the entries would still be served here.
+    func dropCached(userID: String) {
+        switch caching {
+        case .none: break
+        case .tracked(let cache): cache.sweep()
+        case .notified(let cache): cache.invalidate(NotifiedSessionCache.userPayload(userID))
+        }
+    }
+
     /// Frees the memory of cached sessions that ended some other way (Housekeeping).
     @discardableResult
     public func sweepCache() -> Int {

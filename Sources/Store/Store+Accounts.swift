@@ -27,6 +27,14 @@ public struct AccountEvent: Sendable {
     }
 }
 
+/// What deleting a user did.
+public struct UserDeletion: Sendable {
+    /// The user as it was.
+    public let user: UserRecord
+    /// The revocation queued at Apple; nil when no Apple token was stored.
+    public let revocation: PendingRevocation?
+}
+
 /// What applying a notification did.
 public enum NotificationOutcome: String, Sendable {
     case processed, duplicate, ignored
@@ -35,15 +43,15 @@ public enum NotificationOutcome: String, Sendable {
 extension Store {
     /// Deletes a user: at once every session ends and the user can no longer be read; Apple's
     /// token (the refresh token, else the access token) goes into the revocation queue in the
-    /// same transaction, first due at `firstAttemptAt`, and so does the `user.deleted` event.
-    /// Returns the queued revocation, if any.
+    /// same transaction, first due at `firstAttemptAt`, and so does the `user.deleted` event
+    /// with its `reason`. nil when there is no such user (nothing changes).
     public func deleteUser(
         userID: String, reason: DeletionReason = .accountDeleted, now: Int64, firstAttemptAt: Int64
-    ) async throws -> PendingRevocation? {
+    ) async throws -> UserDeletion? {
         let vault = self.vault
         let queue = revocations
         let outbox = self.outbox
-        return try await engine.write { connection in
+        let deletion = try await engine.write { connection -> UserDeletion? in
             guard let user = try UserStore.user(id: userID, in: connection) else { return nil }
             var pending: PendingRevocation?
             if let tokens = try vault.load(userID: userID, in: connection) {
@@ -57,8 +65,10 @@ extension Store {
             // Sessions and stored tokens go with the user (ON DELETE CASCADE).
             _ = try UserStore.delete(in: connection, userID: userID)
             try outbox.append(.userDeleted, .deleted(user, reason: reason), now: now, in: connection)
-            return pending
+            return UserDeletion(user: user, revocation: pending)
         }
+        if deletion != nil { sessions.dropCached(userID: userID) }
+        return deletion
     }
 
     /// Applies a notification's events and records its `jti`, in one transaction: a
@@ -155,8 +165,8 @@ extension Store {
     public func pruneExpired(now: Int64, idleTTL: Int64) async throws -> Int? {
         try await engine.write { connection -> Int? in
             if connection.dialect == .postgres {
-                let taken = try connection.queryOne("SELECT pg_try_advisory_xact_lock(?)", [.integer(Self.housekeepingLock)])?.int(0)
-                guard taken == 1 else { return nil }
+                let taken = try connection.queryOne("SELECT pg_try_advisory_xact_lock(?)", [.integer(Self.housekeepingLock)])?.bool(0)
+                guard taken == true else { return nil }
             }
             return try SessionStore.pruneExpired(in: connection, now: now, idleTTL: idleTTL)
                 + ReplayGuard.prune(in: connection, now: now)

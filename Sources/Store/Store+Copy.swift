@@ -41,7 +41,7 @@ extension Store {
                     let placeholders = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
                     let insert = "INSERT INTO \(table)(\(columns.joined(separator: ", "))) VALUES (\(placeholders))"
                     for row in rows {
-                        try target.run(insert, (0..<row.count).map { PostgresSession.value(row[$0]) })
+                        try target.run(insert, (0..<row.count).map { row[$0] })
                     }
                 }
                 copied.append((table, rows.count))

@@ -43,7 +43,7 @@ public struct ClientProfile: Sendable, Equatable {
 /// Reads and writes `users`. Writes that belong to a larger unit (sign-in, a notification)
 /// are static functions taking the caller's write connection, so they commit with it.
 public struct UserStore: Sendable {
-    private let engine: any StoreEngine
+    let engine: any StoreEngine
 
     init(engine: any StoreEngine) {
         self.engine = engine

@@ -64,9 +64,16 @@ public final class Condition: @unchecked Sendable {
 
     /// `wait()`, giving up after `seconds`; false when it gave up.
     public func wait(seconds: Int) -> Bool {
+        wait(milliseconds: seconds * 1000)
+    }
+
+    /// `wait()`, giving up after `milliseconds`; false when it gave up.
+    public func wait(milliseconds: Int) -> Bool {
         var deadline = timespec()
         clock_gettime(Self.clock, &deadline)
-        deadline.tv_sec += seconds
+        let nanoseconds = Int(deadline.tv_nsec) + (milliseconds % 1000) * 1_000_000
+        deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
         return pthread_cond_timedwait(condition, mutex, &deadline) != ETIMEDOUT
     }
 

@@ -187,3 +187,20 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
         #expect(HMACSHA256.mac(key: [1], message: []) != HMACSHA256.mac(key: [2], message: []))
     }
 }
+
+@Suite struct ConstantTimeTests {
+    @Test func equalBytesAreEqualAndAnyDifferenceIsNot() {
+        let secret = Array("admin-0123456789abcdefghijklmnopqrstuv".utf8)
+        #expect(ConstantTime.equals(secret, secret))
+        #expect(ConstantTime.equals([UInt8](), [UInt8]()))
+        for index in secret.indices {
+            var other = secret
+            other[index] ^= 0x80
+            #expect(!ConstantTime.equals(secret, other))
+        }
+        #expect(!ConstantTime.equals(secret, secret.dropLast()))
+        #expect(!ConstantTime.equals(secret, secret + [0]))
+        // Any collection of bytes: a String's UTF-8 view, an ArraySlice.
+        #expect(ConstantTime.equals("café".utf8, Array("café".utf8)[...]))
+    }
+}

@@ -44,7 +44,7 @@ struct PostgresConnectionTests {
         #expect(try nulls.optionalString("s") == nil)
         #expect(try nulls.optionalBlob("b") == nil)
         #expect(try nulls.optionalBool("f") == nil)
-        #expect(throws: PostgresError.self) { try nulls.int64("i") }
+        #expect(throws: SQLRowError.self) { try nulls.int64("i") }
     }
 
     @Test func realsRoundTripExactly() async throws {
@@ -103,7 +103,7 @@ struct PostgresConnectionTests {
         #expect(try row.string("j") == #"{"k": 1}"#)
         #expect(try row.string("u") == "7f1e7a3c-0000-4000-8000-000000000000")
         #expect(try row.int("k") == 2)
-        let mismatch = #expect(throws: PostgresError.self) { try row.string("a") }
+        let mismatch = #expect(throws: SQLRowError.self) { try row.string("a") }
         #expect(mismatch?.isMismatch == true)
         #expect(mismatch?.message == "column a is integer, expected text")
     }

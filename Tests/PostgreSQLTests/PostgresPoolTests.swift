@@ -159,23 +159,4 @@ struct PostgresPoolTests {
         #expect(error?.isConnectionFailure == true)
         #expect(await !pool.ping())
     }
-
-    @Test func simpleQueryRoundTripIsFast() async throws {
-        let pool = try PostgresPool(try await PostgresCluster.shared().makeDatabase(), size: 1)
-        defer { pool.close() }
-        _ = try await pool.withConnection { try $0.queryOne("SELECT $1::int8", [1]) }
-        let count = 500
-        let started = ContinuousClock.now
-        for index in 0..<count {
-            _ = try await pool.withConnection { try $0.queryOne("SELECT $1::int8", [.integer(Int64(index))]) }
-        }
-        let each = (ContinuousClock.now - started) / count
-        // The same on a connection of the test's own: what the pool's thread hop costs.
-        let direct = try PostgresConnection(try await PostgresCluster.shared().makeDatabase())
-        let directStarted = ContinuousClock.now
-        for index in 0..<count { _ = try direct.queryOne("SELECT $1::int8", [.integer(Int64(index))]) }
-        let directEach = (ContinuousClock.now - directStarted) / count
-        print("PostgresPool: SELECT $1 \(each) a call through the pool, \(directEach) on a connection directly (\(count) calls)")
-        #expect(each < .milliseconds(20))
-    }
 }

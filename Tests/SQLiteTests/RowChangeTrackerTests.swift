@@ -41,6 +41,34 @@ import Testing
             #expect(!tracker.isCurrent([row], versions: versions))
         }
     }
+
+    /// Another process's commit (a second `Database` on the file stands in for one) is not seen
+    /// by the update hook; the writer notices it by `data_version` and every row counts as
+    /// changed, while its own commits and idle time never do that.
+    @Test func anotherConnectionsCommitMakesEveryRowStaleWithinASecond() async throws {
+        try await withTemporaryFolder { folder in
+            let database = try Database(path: folder + "/t.sqlite3", readers: 1, trackedTables: ["tracked"])
+            defer { database.close() }
+            try await database.write { try $0.execute("CREATE TABLE tracked(x); INSERT INTO tracked VALUES (1)") }
+            let tracker = try #require(database.changes)
+            let row = RowChangeTracker.Row(table: 0, rowid: 1)
+            let versions = try #require(tracker.versions(of: [row], unchangedSince: tracker.sequence))
+            // Idle for longer than the check interval, and a commit of its own elsewhere: still current.
+            try await Task.sleep(for: .milliseconds(2 * Writer.foreignCommitCheckMilliseconds))
+            try await database.write { try $0.execute("CREATE TABLE other(x)") }
+            try await Task.sleep(for: .milliseconds(2 * Writer.foreignCommitCheckMilliseconds))
+            #expect(tracker.isCurrent([row], versions: versions))
+
+            let other = try Database(path: folder + "/t.sqlite3", readers: 1)
+            try await other.write { _ = try $0.run("INSERT INTO other VALUES (1)") }
+            other.close()
+            let deadline = ContinuousClock.now + .seconds(1)
+            while tracker.isCurrent([row], versions: versions), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(!tracker.isCurrent([row], versions: versions))
+        }
+    }
 }
 
 private struct Undo: Error {}

@@ -45,13 +45,13 @@ import Testing
     @Test func wrongTypesAndMissingColumnsThrow() async throws {
         try await withTemporaryFolder { folder in
             let row = try sampleRow(in: folder)
-            let mismatch = #expect(throws: SQLiteError.self) { try row.string("n") }
+            let mismatch = #expect(throws: SQLRowError.self) { try row.string("n") }
             #expect(mismatch?.isMismatch == true)
             #expect(mismatch?.message.contains("expected text") == true)
-            #expect(throws: SQLiteError.self) { try row.int("absent") }
-            #expect(throws: SQLiteError.self) { try row.optionalInt("s") }
-            #expect(throws: SQLiteError.self) { try row.int("missing") }
-            #expect(throws: SQLiteError.self) { try row.int(99) }
+            #expect(throws: SQLRowError.self) { try row.int("absent") }
+            #expect(throws: SQLRowError.self) { try row.optionalInt("s") }
+            #expect(throws: SQLRowError.self) { try row.int("missing") }
+            #expect(throws: SQLRowError.self) { try row.int(99) }
         }
     }
 }

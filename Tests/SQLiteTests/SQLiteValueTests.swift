@@ -41,6 +41,7 @@ import Testing
             case .real: "real"
             case .text: "text"
             case .blob: "blob"
+            case .boolean: "integer"
             }
             #expect(try row.string(1) == expectedType)
         }
@@ -56,8 +57,10 @@ import Testing
     }
 
     @Test func literalsBuildTheExpectedCases() {
-        let values: [SQLiteValue] = [nil, 42, 2.5, "text", true, false]
-        #expect(values == [.null, .integer(42), .real(2.5), .text("text"), .integer(1), .integer(0)])
+        // `SQLiteValue(true)` would be the literal again; a flag in a variable is an integer.
+        let (yes, no) = (true, false)
+        let values: [SQLiteValue] = [nil, 42, 2.5, "text", true, false, SQLiteValue(yes), SQLiteValue(no)]
+        #expect(values == [.null, .integer(42), .real(2.5), .text("text"), .boolean(true), .boolean(false), .integer(1), .integer(0)])
         #expect(SQLiteValue(7) == .integer(7))
         #expect(SQLiteValue.null.isNull)
         #expect(!SQLiteValue.integer(0).isNull)

@@ -30,7 +30,8 @@ import Testing
     }
 
     @Test func everyRouteIsDescribedAndEveryDescribedRouteExists() async throws {
-        let harness = try ApplicationTests.Harness()
+        // Every optional part switched on, so its routes are served too.
+        let harness = try ApplicationTests.Harness { $0.adminToken = AdminRoutesTests.token }
         let served = Set(harness.application.routes.map { "\($0.method) \($0.pattern)" })
         await harness.stop()
         let paths = try #require(try Self.document()["paths"]?.object)
@@ -43,6 +44,28 @@ import Testing
         #expect(served.subtracting(described).sorted() == [], "served but not described")
         #expect(described.subtracting(served).sorted() == [], "described but not served")
         #expect(served.count > 10)
+    }
+
+    /// Every admin operation names the admin token's scheme and its 401, and nothing else does.
+    @Test func adminOperationsNeedTheAdminToken() throws {
+        let document = try Self.document()
+        #expect(document["components"]?.object?["securitySchemes"]?.object?["adminToken"]?.object?["scheme"]?.string == "bearer")
+        let paths = try #require(document["paths"]?.object)
+        var adminOperations = 0
+        for (path, item) in paths {
+            for method in Self.methods {
+                guard let operation = item.object?[method]?.object else { continue }
+                let schemes = operation["security"]?.array?.compactMap { $0.object?.keys.first } ?? []
+                if path.hasPrefix("/admin/") {
+                    adminOperations += 1
+                    #expect(schemes == ["adminToken"], "\(method) \(path)")
+                    #expect(operation["responses"]?.object?["401"] != nil, "\(method) \(path)")
+                } else {
+                    #expect(!schemes.contains("adminToken"), "\(method) \(path)")
+                }
+            }
+        }
+        #expect(adminOperations == 5)
     }
 
     @Test func everyReferenceResolves() throws {

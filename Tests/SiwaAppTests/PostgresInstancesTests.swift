@@ -36,13 +36,24 @@ struct PostgresInstancesTests {
     }
 
     static func signIn(_ harness: ApplicationTests.Harness, simulator: AppleIDSimulator, sub: String) async throws -> String {
-        let token = try simulator.issueCode(sub: sub, clientID: app, nonce: "n").identityToken
-        let body = JSONWriter.string(.object(JSONObject([("identity_token", .string(token)), ("nonce", .string("n"))])))
+        try await signIn(harness, simulator: simulator, sub: sub, withCode: false).session
+    }
+
+    /// A native sign-in; with its authorization code, Apple's tokens are stored (and revoked
+    /// when the account is deleted). The session token and the user id.
+    static func signIn(
+        _ harness: ApplicationTests.Harness, simulator: AppleIDSimulator, sub: String, withCode: Bool
+    ) async throws -> (session: String, userID: String) {
+        let issued = try simulator.issueCode(sub: sub, clientID: app, nonce: "n")
+        var fields: [(String, JSONValue)] = [("identity_token", .string(issued.identityToken)), ("nonce", .string("n"))]
+        if withCode { fields.append(("authorization_code", .string(issued.code))) }
+        let body = JSONWriter.string(.object(JSONObject(fields)))
         let reply = try await HTTPGet.raw(
             port: harness.application.port,
             "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
         let json = try JSONParser.parse(reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()).object
-        return try #require(json?["session"]?.object?["token"]?.string, "\(reply)")
+        let session = try #require(json?["session"]?.object?["token"]?.string, "\(reply)")
+        return (session, try #require(json?["user"]?.object?["id"]?.string))
     }
 
     static func me(_ harness: ApplicationTests.Harness, _ session: String, path: String = "/api/me") async throws -> Int {
@@ -105,15 +116,7 @@ struct PostgresInstancesTests {
         }
         _ = try await live.waitUntilReady()
         let simulator = live.simulator
-        let issued = try simulator.issueCode(sub: "000807.00000000000000000000000000000807.0807", clientID: Self.app, nonce: "n")
-        let body = JSONWriter.string(.object(JSONObject([
-            ("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)), ("nonce", .string("n")),
-        ])))
-        let reply = try await HTTPGet.raw(
-            port: live.application.port,
-            "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        let json = try JSONParser.parse(reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()).object
-        let userID = try #require(json?["user"]?.object?["id"]?.string, "\(reply)")
+        let userID = try await Self.signIn(live, simulator: simulator, sub: "000807.00000000000000000000000000000807.0807", withCode: true).userID
 
         // The instance about to die deletes the user (the token is queued, due in 10 s by the
         // live clock), claims the revocation with the workers' lease, and is gone.
@@ -201,15 +204,8 @@ struct PostgresInstancesTests {
         let simulator = a.simulator
         var sessions: [String] = []
         for index in 0..<6 {
-            let issued = try simulator.issueCode(sub: "000802.0000000000000000000000000000080\(index).0802", clientID: Self.app, nonce: "n")
-            let body = JSONWriter.string(.object(JSONObject([
-                ("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)), ("nonce", .string("n")),
-            ])))
-            let reply = try await HTTPGet.raw(
-                port: a.application.port,
-                "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-            let json = try JSONParser.parse(reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()).object
-            sessions.append(try #require(json?["session"]?.object?["token"]?.string, "\(reply)"))
+            let sub = "000802.0000000000000000000000000000080\(index).0802"
+            sessions.append(try await Self.signIn(a, simulator: simulator, sub: sub, withCode: true).session)
         }
         let faults = 3
         simulator.injectFault(SimulatorFault(endpoint: .revoke, status: 503, count: faults))

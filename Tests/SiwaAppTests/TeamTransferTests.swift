@@ -31,11 +31,6 @@ struct TeamTransferTests {
         var lines: [String] { text.withLock { $0.split(separator: "\n").map(String.init) } }
     }
 
-    enum Engine: CaseIterable, Sendable {
-        case sqlite, postgres
-        static var available: [Engine] { PostgresCluster.testsEnabled ? allCases : [.sqlite] }
-    }
-
     /// Runs `body` with a fresh fixture and cleans up after it, whatever happened.
     static func withFixture(_ body: (Fixture) async throws -> Void) async throws {
         let fixture = try Fixture()
@@ -137,12 +132,12 @@ struct TeamTransferTests {
         return (status, json?["created"]?.bool, json?["user"]?.object?["id"]?.string)
     }
 
-    @Test(arguments: Engine.available)
-    func theReceivingTeamImportsAndPeopleLandInTheirAccountsUntilTheWindowCloses(_ engine: Engine) async throws {
+    @Test(arguments: DatabaseEngine.available)
+    func theReceivingTeamImportsAndPeopleLandInTheirAccountsUntilTheWindowCloses(_ engine: DatabaseEngine) async throws {
         try await Self.withFixture { fixture in try await Self.rehearse(fixture, engine: engine) }
     }
 
-    static func rehearse(_ fixture: Fixture, engine: Engine) async throws {
+    static func rehearse(_ fixture: Fixture, engine: DatabaseEngine) async throws {
         try await fixture.seed(12)
         let users = fixture.users
         // User 11 revoked the app before the move: Apple refuses them to the sender.

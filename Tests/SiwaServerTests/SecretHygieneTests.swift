@@ -6,7 +6,7 @@ import TestSupport
 
 /// SPEC §5 "Secrets never reach logs": the real binary, logging at `trace`, runs every flow that
 /// handles a secret — native sign-in with a code, refusals, a notification, the web flow,
-/// refresh re-validation, account deletion — and then its logs, every error body it sent and
+/// refresh re-validation, the admin API, account deletion — and then its logs, every error body it sent and
 /// `/metrics` are searched for each token, code, secret and key that passed through it.
 @Suite struct SecretHygieneTests {
     static let app = "com.example.app"
@@ -37,8 +37,9 @@ import TestSupport
         let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let dataKey = Data((0..<32).map { UInt8($0 * 7 % 256) }).base64EncodedString()
+        let adminToken = "adm-" + Data((0..<32).map { UInt8($0 * 13 % 256) }).base64EncodedString()
         let server = try ServerProcess(["serve"], environment: ServerProcess.environment(simulator: simulator, [
-            "SIWA_LOG_LEVEL": "trace", "SIWA_DATA_KEY": dataKey,
+            "SIWA_LOG_LEVEL": "trace", "SIWA_DATA_KEY": dataKey, "SIWA_ADMIN_TOKEN": adminToken,
             "SIWA_CLIENT_IDS": "\(Self.app),\(Self.web)", "SIWA_WEB_CLIENT_ID": Self.web,
             "SIWA_PUBLIC_URL": "http://localhost:8080", "SIWA_REFRESH_VALIDATION_INTERVAL": "1s",
         ]))
@@ -52,7 +53,7 @@ import TestSupport
         func json(_ object: [(String, JSONValue)]) -> String { JSONWriter.string(.object(JSONObject(object))) }
         let jsonHeaders = ["Content-Type": "application/json"]
 
-        var secrets: [(what: String, value: String)] = [("data_key", dataKey)]
+        var secrets: [(what: String, value: String)] = [("data_key", dataKey), ("admin_token", adminToken)]
         // Every base64 line of the developer key's PEM.
         for line in simulator.developerKeyPEM.split(separator: "\n") where !line.hasPrefix("-----") {
             secrets.append(("private key", String(line)))
@@ -143,7 +144,21 @@ import TestSupport
         }
         #expect(validated, "the refresh token was re-validated at Apple")
 
-        // 6. Deletion revokes at Apple.
+        // 6. The admin API: the token, a guess of the same length and one of another length.
+        let admin = ["Authorization": "Bearer \(adminToken)"]
+        let listed = try await send("GET", "/admin/users?email=ada%40example.com", headers: admin)
+        #expect(listed.status == 200)
+        let adminUserID = try #require(listed.json?["users"]?.array?.first?.object?["id"]?.string, "\(listed.body)")
+        #expect(try await send("GET", "/admin/users/\(adminUserID)", headers: admin).status == 200)
+        var guess = Array(adminToken.utf8)
+        guess[guess.count / 2] ^= 1
+        let sameLength = String(decoding: guess, as: UTF8.self)
+        remember("admin token guess", token: sameLength)
+        refused("admin token guess", try await send("GET", "/admin/users", headers: ["Authorization": "Bearer \(sameLength)"]))
+        refused("admin token prefix", try await send("GET", "/admin/users/\(adminUserID)", headers: ["Authorization": "Bearer \(adminToken.dropLast(3))"]))
+        refused("admin token on an unknown path", try await send("GET", "/admin/secrets", headers: ["Authorization": "Bearer \(sameLength)"]))
+
+        // 7. Deletion revokes at Apple.
         #expect(try await send("DELETE", "/api/account", headers: ["Authorization": "Bearer \(session)"]).status == 202)
         let metrics = try await send("GET", "/metrics").body
 

@@ -83,7 +83,9 @@ struct BothEnginesTests {
                 store, sub: "sub-7", token: "token-7", grant: AppleTokenGrant(clientID: "com.example.app", refreshToken: "r-7", accessToken: "a-7"))
             #expect(try await store.vault.load(userID: signedIn.user.id)?.refreshToken == "r-7")
 
-            let queued = try #require(try await store.deleteUser(userID: signedIn.user.id, now: 2_000, firstAttemptAt: 2_003))
+            let deletion = try #require(try await store.deleteUser(userID: signedIn.user.id, now: 2_000, firstAttemptAt: 2_003))
+            #expect(deletion.user.id == signedIn.user.id)
+            let queued = try #require(deletion.revocation)
             #expect(queued.token == "r-7")
             #expect(queued.kind == .refresh)
             #expect(try await store.users.user(id: signedIn.user.id) == nil)

@@ -2,12 +2,7 @@
 import TestSupport
 
 /// The engines a Store test body runs on: issue 13 asks for the same bodies against both.
-enum Engine: String, CaseIterable, Sendable {
-    case sqlite, postgres
-
-    /// PostgreSQL only where its tests run (always under CI; skipped loudly elsewhere).
-    static var available: [Engine] { PostgresCluster.testsEnabled ? allCases : [.sqlite] }
-}
+typealias Engine = DatabaseEngine
 
 /// The key that seals Apple's tokens in the tests' stores.
 let testDataKey = [UInt8](repeating: 0x42, count: 32)

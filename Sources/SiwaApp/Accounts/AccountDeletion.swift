@@ -18,10 +18,16 @@ struct AccountDeletion: Sendable {
     /// How long the request waits for Apple before answering `pending`.
     static let inRequestBound: Duration = .seconds(2)
 
-    func delete(userID: String) async throws -> String {
+    /// Deletes the user for `reason` and makes the first revocation attempt; the outcome at
+    /// Apple (`done`, `pending`, or `none` when no Apple token was stored), or nil when there is
+    /// no such user.
+    func delete(userID: String, reason: DeletionReason = .accountDeleted) async throws -> String? {
         let now = clock()
         // First due after the in-request attempt, so the worker does not race it.
-        guard let queued = try await store.deleteUser(userID: userID, now: now, firstAttemptAt: now + 3) else { return "none" }
+        guard let deletion = try await store.deleteUser(userID: userID, reason: reason, now: now, firstAttemptAt: now + 3) else {
+            return nil
+        }
+        guard let queued = deletion.revocation else { return "none" }
         let revoker = self.revoker
         let accepted = await withTaskGroup(of: Bool.self) { group -> Bool in
             group.addTask { await revoker.attempt(queued) }
@@ -36,13 +42,19 @@ struct AccountDeletion: Sendable {
         return accepted ? "done" : "pending"
     }
 
+    /// The 202 of `DELETE /api/account` and `DELETE /admin/users/{id}`.
+    static func accepted(revocation: String) -> HTTPResponse {
+        let body = JSONValue.object(JSONObject([("status", .string("deleted")), ("apple_revocation", .string(revocation))]))
+        return HTTPResponse(status: 202, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))
+    }
+
     /// A failed deletion is one transaction rolled back: nothing changed, and the 500 says so.
     func route(_ authenticator: SessionAuthenticator) -> HTTPHandler {
         { request in
             let found = try await authenticator.authenticate(request, origin: .ours)
-            let revocation = try await delete(userID: found.user.id)
-            let body = JSONValue.object(JSONObject([("status", .string("deleted")), ("apple_revocation", .string(revocation))]))
-            return HTTPResponse(status: 202, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))
+            // nil: deleted meanwhile by another request; gone all the same.
+            let revocation = try await delete(userID: found.user.id) ?? "none"
+            return Self.accepted(revocation: revocation)
         }
     }
 }

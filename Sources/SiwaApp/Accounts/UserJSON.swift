@@ -4,6 +4,10 @@ import Store
 /// The `USER` object of SPEC §4, in the order it is documented.
 enum UserJSON {
     static func value(_ user: UserRecord) -> JSONValue {
+        .object(object(user))
+    }
+
+    static func object(_ user: UserRecord) -> JSONObject {
         let name: JSONValue
         if user.givenName == nil && user.familyName == nil {
             name = .null
@@ -12,7 +16,7 @@ enum UserJSON {
                 ("given", user.givenName.map(JSONValue.string) ?? .null), ("family", user.familyName.map(JSONValue.string) ?? .null),
             ]))
         }
-        return .object(JSONObject([
+        return JSONObject([
             ("id", .string(user.id)),
             ("apple_sub", .string(user.appleSub)),
             ("email", user.email.map(JSONValue.string) ?? .null),
@@ -26,7 +30,7 @@ enum UserJSON {
             ("sign_in_methods", .array(signInMethods(user).map(JSONValue.string))),
             ("created_at", .string(RFC3339.format(user.createdAt))),
             ("updated_at", .string(RFC3339.format(user.updatedAt))),
-        ]))
+        ])
     }
 
     /// The methods a user can sign in with, in SPEC §8's order. Every user has an Apple ID

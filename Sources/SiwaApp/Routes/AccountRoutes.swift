@@ -31,15 +31,7 @@ enum AccountRoutes {
         router.add(.get, "/api/sessions") { request in
             let found = try await authenticator.authenticate(request, origin: .notChecked)
             let list = try await sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)
-            let items = list.map { session -> JSONValue in
-                .object(JSONObject([
-                    ("id", .string(session.id)), ("created_at", .string(RFC3339.format(session.createdAt))),
-                    ("last_seen_at", .string(RFC3339.format(session.lastSeenAt))),
-                    ("expires_at", .string(RFC3339.format(session.expiresAt))),
-                    ("device_name", session.deviceName.map(JSONValue.string) ?? .null),
-                    ("current", .bool(session.id == found.session.id)),
-                ]))
-            }
+            let items = list.map { SessionJSON.value($0, current: $0.id == found.session.id) }
             let body = JSONValue.object(JSONObject([("sessions", .array(items))]))
             return HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(body))
         }

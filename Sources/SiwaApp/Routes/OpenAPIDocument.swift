@@ -17,7 +17,8 @@ enum OpenAPIDocument {
         {"name": "account", "description": "The signed-in user, their sessions and account deletion."},
         {"name": "apple", "description": "Called by Apple: server-to-server notifications."},
         {"name": "web", "description": "The web flow and pages: redirect to Apple, Apple's form_post callback, the account page and its forms."},
-        {"name": "integration", "description": "For the team's other services: forward authentication, access tokens and their keys."}
+        {"name": "integration", "description": "For the team's other services: forward authentication, access tokens and their keys."},
+        {"name": "admin", "description": "The team's operators: find users, their sessions, their external_id; delete them or end their sessions. Served only when admin_token is set (otherwise every /admin path is 404)."}
       ],
       "paths": {
         "/healthz": {
@@ -197,6 +198,81 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/admin/users": {
+          "get": {
+            "tags": ["admin"], "operationId": "adminListUsers",
+            "summary": "Users in id order, a page at a time; every filter given must equal the stored value exactly.",
+            "security": [{"adminToken": []}],
+            "parameters": [
+              {"name": "email", "in": "query", "schema": {"type": "string", "minLength": 1}},
+              {"name": "apple_sub", "in": "query", "schema": {"type": "string", "minLength": 1}},
+              {"name": "external_id", "in": "query", "schema": {"type": "string", "minLength": 1}},
+              {"name": "limit", "in": "query", "description": "Users per page.", "schema": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50}},
+              {"name": "cursor", "in": "query", "description": "next_cursor of the previous page, as it was given.", "schema": {"type": "string"}}
+            ],
+            "responses": {
+              "200": {"description": "A page.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/UserList"}}}},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/AdminUnauthenticated"},
+              "500": {"$ref": "#/components/responses/InternalError"}
+            }
+          }
+        },
+        "/admin/users/{id}": {
+          "get": {
+            "tags": ["admin"], "operationId": "adminShowUser", "summary": "The user and its sessions that still work, newest first.",
+            "security": [{"adminToken": []}],
+            "parameters": [{"$ref": "#/components/parameters/UserID"}],
+            "responses": {
+              "200": {"description": "The user.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/UserWithSessions"}}}},
+              "401": {"$ref": "#/components/responses/AdminUnauthenticated"},
+              "404": {"$ref": "#/components/responses/UserNotFound"}
+            }
+          },
+          "patch": {
+            "tags": ["admin"], "operationId": "adminSetExternalID",
+            "summary": "Sets the team's own id for the user (unique), or clears it with null; user.updated when it changed.",
+            "security": [{"adminToken": []}],
+            "parameters": [{"$ref": "#/components/parameters/UserID"}],
+            "requestBody": {
+              "required": true,
+              "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ExternalIDPatch"}}}
+            },
+            "responses": {
+              "200": {"description": "The user as it now is.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/AdminUnauthenticated"},
+              "404": {"$ref": "#/components/responses/UserNotFound"},
+              "409": {"description": "`conflict`: another user has this external_id; nothing changed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"}
+            }
+          },
+          "delete": {
+            "tags": ["admin"], "operationId": "adminDeleteUser",
+            "summary": "Deletes the user as DELETE /api/account does: sessions end at once, Apple's tokens are revoked (or queued until Apple accepts); user.deleted with reason admin.",
+            "security": [{"adminToken": []}],
+            "parameters": [{"$ref": "#/components/parameters/UserID"}],
+            "responses": {
+              "202": {"description": "Deleted.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AccountDeleted"}}}},
+              "401": {"$ref": "#/components/responses/AdminUnauthenticated"},
+              "404": {"$ref": "#/components/responses/UserNotFound"},
+              "500": {"$ref": "#/components/responses/InternalError"}
+            }
+          }
+        },
+        "/admin/users/{id}/sessions": {
+          "delete": {
+            "tags": ["admin"], "operationId": "adminEndSessions",
+            "summary": "Ends every session of the user, on every instance at once.",
+            "security": [{"adminToken": []}],
+            "parameters": [{"$ref": "#/components/parameters/UserID"}],
+            "responses": {
+              "204": {"description": "Ended (also when there were none)."},
+              "401": {"$ref": "#/components/responses/AdminUnauthenticated"},
+              "404": {"$ref": "#/components/responses/UserNotFound"}
+            }
+          }
+        },
         "/": {
           "get": {
             "tags": ["web"], "operationId": "signInPage", "summary": "The sign-in page with the Sign in with Apple button.",
@@ -309,7 +385,11 @@ enum OpenAPIDocument {
       "components": {
         "securitySchemes": {
           "bearer": {"type": "http", "scheme": "bearer", "description": "The session token from a sign-in."},
-          "sessionCookie": {"type": "apiKey", "in": "cookie", "name": "\#(SessionCookies.sessionName)", "description": "The web flow's session cookie. State-changing requests must carry an Origin equal to public_url's origin."}
+          "sessionCookie": {"type": "apiKey", "in": "cookie", "name": "\#(SessionCookies.sessionName)", "description": "The web flow's session cookie. State-changing requests must carry an Origin equal to public_url's origin."},
+          "adminToken": {"type": "http", "scheme": "bearer", "description": "The admin_token setting (at least 32 characters), compared in constant time."}
+        },
+        "parameters": {
+          "UserID": {"name": "id", "in": "path", "required": true, "description": "The user's id (usr_…).", "schema": {"type": "string"}}
         },
         "requestBodies": {
           "AccountForm": {
@@ -331,6 +411,13 @@ enum OpenAPIDocument {
             "headers": {"WWW-Authenticate": {"schema": {"const": "Bearer"}}},
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
           },
+          "AdminUnauthenticated": {
+            "description": "`unauthenticated`: no Authorization: Bearer with the admin token. Also the answer, without the token, to any /admin path that is no route.",
+            "headers": {"WWW-Authenticate": {"description": "Bearer", "schema": {"const": "Bearer"}}},
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+          },
+          "UserNotFound": {"description": "`not_found`: no such user.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "InvalidRequest": {"description": "`invalid_request`: error_description says what is wrong; nothing changed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
           "Forbidden": {"description": "`forbidden`: a cookie-authenticated change without this site's Origin.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
           "TooManyRequests": {
             "description": "`too_many_requests`: this client address is past rate_limit; nothing was stored.",
@@ -407,22 +494,49 @@ enum OpenAPIDocument {
               "updated_at": {"type": "string", "format": "date-time"}
             }
           },
+          "Session": {
+            "type": "object", "required": ["id", "created_at", "last_seen_at", "expires_at", "device_name"],
+            "properties": {
+              "id": {"type": "string"},
+              "created_at": {"type": "string", "format": "date-time"},
+              "last_seen_at": {"type": "string", "format": "date-time"},
+              "expires_at": {"type": "string", "format": "date-time"},
+              "device_name": {"type": ["string", "null"]}
+            }
+          },
           "SessionList": {
             "type": "object", "required": ["sessions"],
             "properties": {
               "sessions": {
                 "type": "array",
                 "items": {
-                  "type": "object", "required": ["id", "created_at", "last_seen_at", "expires_at", "device_name", "current"],
-                  "properties": {
-                    "id": {"type": "string"},
-                    "created_at": {"type": "string", "format": "date-time"},
-                    "last_seen_at": {"type": "string", "format": "date-time"},
-                    "expires_at": {"type": "string", "format": "date-time"},
-                    "device_name": {"type": ["string", "null"]},
-                    "current": {"type": "boolean"}
-                  }
+                  "allOf": [
+                    {"$ref": "#/components/schemas/Session"},
+                    {"type": "object", "required": ["current"], "properties": {"current": {"type": "boolean", "description": "Whether it is the session of this request."}}}
+                  ]
                 }
+              }
+            }
+          },
+          "UserList": {
+            "type": "object", "required": ["users", "next_cursor"],
+            "properties": {
+              "users": {"type": "array", "items": {"$ref": "#/components/schemas/User"}},
+              "next_cursor": {"type": ["string", "null"], "description": "Pass as cursor for the next page; null on the last page."}
+            }
+          },
+          "UserWithSessions": {
+            "allOf": [
+              {"$ref": "#/components/schemas/User"},
+              {"type": "object", "required": ["sessions"], "properties": {"sessions": {"type": "array", "items": {"$ref": "#/components/schemas/Session"}}}}
+            ]
+          },
+          "ExternalIDPatch": {
+            "type": "object", "required": ["external_id"], "additionalProperties": false,
+            "properties": {
+              "external_id": {
+                "type": ["string", "null"], "minLength": 1,
+                "description": "The team's own id for the user: 1 to 256 bytes of UTF-8 without control characters, unique; null clears it."
               }
             }
           },

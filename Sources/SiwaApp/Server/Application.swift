@@ -39,12 +39,7 @@ public final class Application: Sendable {
         self.logger = logger
         // The vault's key is settled at start: a missing or unusable key stops the server here,
         // not at the first sign-in.
-        var dataKey: [UInt8] = []
-        let events = configuration.webhookURL == nil ? nil : WebhookEventBody.renderer
-        let store = try Store.open(configuration.database, connections: configuration.threads + 2, events: events) {
-            dataKey = try DataKeyFile.key(for: configuration, logger: logger)
-            return dataKey
-        }
+        let (store, dataKey) = try Store.open(configuration, connections: configuration.threads + 2, logger: logger)
         self.store = store
         let metrics = Metrics()
         self.metrics = metrics
@@ -102,6 +97,11 @@ public final class Application: Sendable {
         }
         let deletion = AccountDeletion(store: store, revoker: revoker, clock: clocks.wall)
         router.add(.delete, "/api/account", deletion.route(authenticator))
+        // Without admin_token the admin API does not exist: every /admin path is 404.
+        let admin = configuration.adminToken.map(AdminAuthenticator.init)
+        if let admin {
+            AdminRoutes(store: store, deletion: deletion, idleTTL: idleTTL, clock: clocks.wall).register(on: &router, guardedBy: admin)
+        }
 
         if demo, let secret = configuration.webhookSecret {
             let receiver = DemoWebhookReceiver(secret: secret, clock: clocks.wall)
@@ -132,12 +132,13 @@ public final class Application: Sendable {
         // count them as one.
         http.isExemptFromAddressCap = { trustedProxies.contains($0) }
         let errors = ErrorResponses(logger: logger)
+        let renderError: RoutingResponder.ErrorRenderer = { error, request in errors.response(for: error, request: request) }
         responder = RoutingResponder(
             router: router,
             observer: RequestLogObserver(
                 metrics: metrics, trustedProxies: configuration.trustedProxies, level: configuration.logLevel,
                 format: configuration.logFormat, sink: accessLogSink),
-            renderError: { error, request in errors.response(for: error, request: request) })
+            renderError: admin?.hidingUnknownRoutes(renderError) ?? renderError)
         server = HTTPServer(configuration: http, responder: responder, logger: logger)
     }
 

@@ -15,6 +15,12 @@ struct APIError: Error, Sendable {
     }
 
     static let sessionNotFound = APIError(status: 404, code: "not_found", description: "no such session")
+    static let userNotFound = APIError(status: 404, code: "not_found", description: "no such user")
+
+    /// The admin API without its token (SPEC §8); the challenge names the scheme (RFC 6750 §3).
+    static let adminUnauthenticated = APIError(
+        status: 401, code: "unauthenticated", description: "the admin API needs Authorization: Bearer <admin_token>",
+        headers: [("WWW-Authenticate", "Bearer")])
 
     static func tooManyRequests(retryAfter seconds: Int) -> APIError {
         APIError(
@@ -95,6 +101,8 @@ struct ErrorResponses: Sendable {
             case .keysUnavailable: return json(503, code: "keys_unavailable", description: "Apple's signing keys are not available yet")
             case .internalError: return json(500, code: "internal_error", description: "the sign-in could not be stored")
             }
+        case is ExternalIDTaken:
+            return json(409, code: "conflict", description: "another user already has this external_id")
         case is StoreUnavailable:
             return json(503, code: "database_unavailable", description: "the database is unavailable; try again shortly")
         case let failure as NotificationProcessor.Refusal:

@@ -86,8 +86,8 @@ public struct StoreUnavailable: Error, Sendable, CustomStringConvertible {
     public var description: String { reason }
 }
 
-/// A PostgreSQL connection as the Store's SQL sees it: `?` placeholders numbered `$1…`, values
-/// and rows in the SQLite layer's types.
+/// A PostgreSQL connection as the Store's SQL sees it: `?` placeholders numbered `$1…`; values
+/// and rows are the drivers' shared types (module SQLRow), so nothing is converted.
 final class PostgresSession: SQLConnection {
     let connection: PostgresConnection
 
@@ -98,38 +98,15 @@ final class PostgresSession: SQLConnection {
     var dialect: SQLDialect { .postgres }
 
     func run(_ sql: String, _ parameters: [SQLiteValue]) throws -> Int {
-        try connection.run(Self.numbered(sql), parameters.map(Self.value))
+        try connection.run(Self.numbered(sql), parameters)
     }
 
     func query(_ sql: String, _ parameters: [SQLiteValue]) throws -> [Row] {
-        let rows = try connection.query(Self.numbered(sql), parameters.map(Self.value))
-        guard let first = rows.first else { return [] }
-        return Row.rows(columnNames: first.columnNames, values: rows.map { row in (0..<row.count).map { Self.value(row[$0]) } })
+        try connection.query(Self.numbered(sql), parameters)
     }
 
     func queryOne(_ sql: String, _ parameters: [SQLiteValue]) throws -> Row? {
         try query(sql, parameters).first
-    }
-
-    static func value(_ value: SQLiteValue) -> PostgresValue {
-        switch value {
-        case .null: .null
-        case .integer(let number): .integer(number)
-        case .real(let number): .real(number)
-        case .text(let text): .text(text)
-        case .blob(let bytes): .blob(bytes)
-        }
-    }
-
-    static func value(_ value: PostgresValue) -> SQLiteValue {
-        switch value {
-        case .null: .null
-        case .integer(let number): .integer(number)
-        case .real(let number): .real(number)
-        case .text(let text): .text(text)
-        case .blob(let bytes): .blob(bytes)
-        case .boolean(let flag): .integer(flag ? 1 : 0)
-        }
     }
 
     /// The Store's statements are a fixed set: each is numbered once.

@@ -1,12 +1,12 @@
 /// The column names of a result, shared by all its rows.
-final class PostgresColumns: Sendable {
-    let names: [String]
+package final class SQLColumns: Sendable {
+    package let names: [String]
     private let indexes: [String: Int]
 
-    init(names: [String]) {
+    package init(names: [String]) {
         self.names = names
         var indexes: [String: Int] = [:]
-        // The first of duplicate names wins, as in the SQLite layer.
+        // The first of duplicate names wins, as `sqlite3_column_name` lookups do elsewhere.
         for (index, name) in names.enumerated().reversed() {
             indexes[name] = index
         }

@@ -1,14 +1,14 @@
-/// One result row. Values are read by column index or by name; the typed accessors throw a
-/// `PostgresError` (`isMismatch`) when the value has another type, so a schema drift surfaces as
-/// an error rather than as a silent zero or empty string. The accessors mirror the SQLite
-/// layer's `Row`, plus `bool` for PostgreSQL's boolean type.
-public struct PostgresRow: Sendable {
+/// One result row of either driver (SQLite's `Row`, PostgreSQL's `PostgresRow`), so the code
+/// that reads rows is written once. Values are read by column index or by name; the typed
+/// accessors throw an `SQLRowError` when the value has another type, so a schema drift surfaces
+/// as an error rather than as a silent zero or empty string.
+public struct SQLRow: Sendable {
     /// Shared by every row of a result: names are looked up, not copied per row.
-    let columns: PostgresColumns
-    /// A slice of the result's one flat value buffer.
-    let values: ArraySlice<PostgresValue>
+    package let columns: SQLColumns
+    /// A slice of the result's one flat value buffer (one allocation for the whole result).
+    package let values: ArraySlice<SQLValue>
 
-    init(columns: PostgresColumns, values: ArraySlice<PostgresValue>) {
+    package init(columns: SQLColumns, values: ArraySlice<SQLValue>) {
         self.columns = columns
         self.values = values
     }
@@ -16,25 +16,25 @@ public struct PostgresRow: Sendable {
     public var count: Int { values.count }
     public var columnNames: [String] { columns.names }
 
-    public subscript(index: Int) -> PostgresValue {
+    public subscript(index: Int) -> SQLValue {
         values[values.startIndex + index]
     }
 
     /// `nil` when the row has no column of that name.
-    public subscript(name: String) -> PostgresValue? {
+    public subscript(name: String) -> SQLValue? {
         columns.index(of: name).map { self[$0] }
     }
 
-    public func value(_ index: Int) throws -> PostgresValue {
+    public func value(_ index: Int) throws -> SQLValue {
         guard index >= 0, index < values.count else {
-            throw PostgresError(code: "42703", message: "no column \(index) in a row of \(values.count)")
+            throw SQLRowError(kind: .noSuchColumn, message: "no column \(index) in a row of \(values.count)")
         }
         return self[index]
     }
 
-    public func value(_ name: String) throws -> PostgresValue {
+    public func value(_ name: String) throws -> SQLValue {
         guard let index = columns.index(of: name) else {
-            throw PostgresError(code: "42703", message: "no column named '\(name)'")
+            throw SQLRowError(kind: .noSuchColumn, message: "no column named '\(name)'")
         }
         return self[index]
     }
@@ -42,7 +42,7 @@ public struct PostgresRow: Sendable {
 
 // MARK: - Typed accessors
 
-extension PostgresRow {
+extension SQLRow {
     public func int(_ index: Int) throws -> Int { try Self.int(value(index), index) }
     public func int(_ name: String) throws -> Int { try Self.int(value(name), name) }
     public func optionalInt(_ index: Int) throws -> Int? { try optional(value(index)) { try Self.int($0, index) } }
@@ -73,23 +73,24 @@ extension PostgresRow {
     public func optionalBool(_ index: Int) throws -> Bool? { try optional(value(index)) { try Self.bool($0, index) } }
     public func optionalBool(_ name: String) throws -> Bool? { try optional(value(name)) { try Self.bool($0, name) } }
 
-    private func optional<T>(_ value: PostgresValue, _ convert: (PostgresValue) throws -> T) throws -> T? {
+    private func optional<T>(_ value: SQLValue, _ convert: (SQLValue) throws -> T) throws -> T? {
         value.isNull ? nil : try convert(value)
     }
 
-    private static func int64(_ value: PostgresValue, _ column: some CustomStringConvertible) throws -> Int64 {
+    private static func int64(_ value: SQLValue, _ column: some CustomStringConvertible) throws -> Int64 {
         guard case .integer(let number) = value else { throw mismatch(value, "integer", column) }
         return number
     }
 
-    private static func int(_ value: PostgresValue, _ column: some CustomStringConvertible) throws -> Int {
+    private static func int(_ value: SQLValue, _ column: some CustomStringConvertible) throws -> Int {
         let number = try int64(value, column)
         guard let result = Int(exactly: number) else { throw mismatch(value, "Int", column) }
         return result
     }
 
-    /// Integers are accepted too: a whole `numeric` reads as an integer.
-    private static func double(_ value: PostgresValue, _ column: some CustomStringConvertible) throws -> Double {
+    /// Integers are accepted too: SQLite stores a REAL column's whole numbers as integers, and a
+    /// whole PostgreSQL `numeric` reads as an integer.
+    private static func double(_ value: SQLValue, _ column: some CustomStringConvertible) throws -> Double {
         switch value {
         case .real(let number): return number
         case .integer(let number): return Double(number)
@@ -97,31 +98,46 @@ extension PostgresRow {
         }
     }
 
-    private static func string(_ value: PostgresValue, _ column: some CustomStringConvertible) throws -> String {
+    private static func string(_ value: SQLValue, _ column: some CustomStringConvertible) throws -> String {
         guard case .text(let text) = value else { throw mismatch(value, "text", column) }
         return text
     }
 
-    private static func blob(_ value: PostgresValue, _ column: some CustomStringConvertible) throws -> [UInt8] {
-        guard case .blob(let bytes) = value else { throw mismatch(value, "bytea", column) }
+    private static func blob(_ value: SQLValue, _ column: some CustomStringConvertible) throws -> [UInt8] {
+        guard case .blob(let bytes) = value else { throw mismatch(value, "blob", column) }
         return bytes
     }
 
-    private static func bool(_ value: PostgresValue, _ column: some CustomStringConvertible) throws -> Bool {
-        guard case .boolean(let flag) = value else { throw mismatch(value, "boolean", column) }
-        return flag
+    /// PostgreSQL's boolean, or the integer 0 or 1 that SQLite keeps flags as.
+    private static func bool(_ value: SQLValue, _ column: some CustomStringConvertible) throws -> Bool {
+        switch value {
+        case .boolean(let flag): return flag
+        case .integer(0): return false
+        case .integer(1): return true
+        default: throw mismatch(value, "boolean", column)
+        }
     }
 
     /// Names the type found, never the value: it may be a secret.
-    private static func mismatch(_ value: PostgresValue, _ expected: String, _ column: some CustomStringConvertible) -> PostgresError {
+    private static func mismatch(_ value: SQLValue, _ expected: String, _ column: some CustomStringConvertible) -> SQLRowError {
         let found = switch value {
         case .null: "NULL"
         case .integer: "integer"
         case .real: "real"
         case .text: "text"
-        case .blob: "bytea"
+        case .blob: "blob"
         case .boolean: "boolean"
         }
-        return PostgresError.mismatch("column \(column) is \(found), expected \(expected)")
+        return SQLRowError(kind: .mismatch, message: "column \(column) is \(found), expected \(expected)")
+    }
+}
+
+// MARK: - Rows built elsewhere
+
+extension SQLRow {
+    /// Rows with one shared column map, for results assembled outside a driver.
+    public static func rows(columnNames: [String], values: [[SQLValue]]) -> [SQLRow] {
+        let columns = SQLColumns(names: columnNames)
+        return values.map { SQLRow(columns: columns, values: $0[...]) }
     }
 }

@@ -1,0 +1,15 @@
+/// The operators' changes of SPEC §8 (the admin API and `siwa-server users`) that are more than
+/// one existing operation.
+extension Store {
+    /// Ends every session of the user, at once: this process's session cache drops them before
+    /// returning, other instances' when the database's NOTIFY reaches them (SPEC §11). nil when
+    /// there is no such user; else how many sessions ended.
+    public func endSessions(userID: String) async throws -> Int? {
+        let ended = try await engine.write { connection -> Int? in
+            guard try UserStore.user(id: userID, in: connection) != nil else { return nil }
+            return try SessionStore.endAll(userID: userID, in: connection)
+        }
+        if ended != nil { sessions.dropCached(userID: userID) }
+        return ended
+    }
+}
