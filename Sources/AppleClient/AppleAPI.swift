@@ -1,11 +1,12 @@
 import HTTPClient
 import JOSE
 import JSON
+import Synchronization
 import WireFormat
 
-/// Apple's REST endpoints: code exchange, refresh-token validation and revocation, always
-/// form-encoded with a fresh-enough client secret (APPLE.md §2, §3). Apple's answers are
-/// mapped once, here, to `AppleAPIError`.
+/// Apple's REST endpoints: code exchange, refresh-token validation, revocation and user
+/// migration, always form-encoded with a fresh-enough client secret (APPLE.md §2, §3, §8).
+/// Apple's answers are mapped once, here, to `AppleAPIError`.
 public final class AppleAPI: Sendable {
     private let baseURL: String
     private let http: HTTPClient
@@ -13,6 +14,8 @@ public final class AppleAPI: Sendable {
     private let observer: (any AppleCallObserver)?
     private let clock: @Sendable () -> Int64
     private let monotonic: @Sendable () -> Double
+    /// Team access tokens for user migration by client id, with when to stop using them.
+    private let teamTokens = Mutex<[String: (token: String, renewAt: Int64)]>([:])
 
     public init(
         baseURL: String, http: HTTPClient, secrets: ClientSecretMinter, observer: (any AppleCallObserver)? = nil,
@@ -52,6 +55,56 @@ public final class AppleAPI: Sendable {
         _ = try await call(.revoke, body: body, idempotent: true)
     }
 
+    // MARK: User migration (APPLE.md §8)
+
+    /// A team token is used until this long before Apple says it expires, so a call never
+    /// carries one that dies on the way.
+    static let teamTokenMargin: Int64 = 120
+
+    /// The team access token for user migration (`client_credentials`, `scope=user.migration`),
+    /// reused while valid. Apple documents no rate limit for this grant (TN3159), but there is
+    /// no reason to ask it once per user.
+    public func teamAccessToken(clientID: String) async throws(AppleAPIError) -> String {
+        let now = clock()
+        if let cached = teamTokens.withLock({ $0[clientID] }), now < cached.renewAt { return cached.token }
+        let response = try await tokenCall(
+            [("grant_type", "client_credentials"), ("scope", "user.migration"), ("client_id", clientID)], clientID: clientID,
+            idempotent: true)
+        let lifetime = response.expiresIn ?? 3600
+        teamTokens.withLock { $0[clientID] = (response.accessToken, now + max(lifetime - Self.teamTokenMargin, 0)) }
+        return response.accessToken
+    }
+
+    /// The sending team's call: the user's `transfer_sub` for the team receiving the app.
+    /// `target` is that team's ID, never our own (Apple refuses it; peers have sent it).
+    public func transferSubject(forSub sub: String, target: String, clientID: String) async throws(AppleAPIError) -> String {
+        let object = try await migrationCall([("sub", sub), ("target", target)], clientID: clientID)
+        guard let transferSub = object["transfer_sub"]?.string, !transferSub.isEmpty else {
+            throw .unavailable(reason: "malformed usermigrationinfo response")
+        }
+        return transferSub
+    }
+
+    /// The receiving team's call: our `sub` for a user we received, and their new Hide My Email
+    /// address when they use one.
+    public func migratedUser(transferSubject: String, clientID: String) async throws(AppleAPIError) -> MigratedUser {
+        let object = try await migrationCall([("transfer_sub", transferSubject)], clientID: clientID)
+        guard let user = MigratedUser(object) else { throw .unavailable(reason: "malformed usermigrationinfo response") }
+        return user
+    }
+
+    /// `auth/usermigrationinfo` with the team token as `Authorization: Bearer` (one peer forgets
+    /// it) and the client secret. Asking again changes nothing at Apple, so it may be retried.
+    private func migrationCall(_ fields: [(String, String)], clientID: String) async throws(AppleAPIError) -> JSONObject {
+        let token = try await teamAccessToken(clientID: clientID)
+        let secret = try clientSecret(for: clientID)
+        let body = FormURLEncoding.encode(fields + [("client_id", clientID), ("client_secret", secret)])
+        guard let object = try await call(.userMigrationInfo, body: body, idempotent: true, headers: [("Authorization", "Bearer " + token)]) else {
+            throw .unavailable(reason: "empty usermigrationinfo response")
+        }
+        return object
+    }
+
     private func tokenCall(_ fields: [(String, String)], clientID: String, idempotent: Bool) async throws(AppleAPIError) -> TokenResponse {
         let secret = try clientSecret(for: clientID)
         let body = FormURLEncoding.encode(fields + [("client_secret", secret)])
@@ -69,10 +122,12 @@ public final class AppleAPI: Sendable {
     }
 
     /// Sends one form POST and sorts the answer; records the outcome either way.
-    private func call(_ endpoint: AppleEndpoint, body: [UInt8], idempotent: Bool) async throws(AppleAPIError) -> JSONObject? {
+    private func call(
+        _ endpoint: AppleEndpoint, body: [UInt8], idempotent: Bool, headers: [(String, String)] = []
+    ) async throws(AppleAPIError) -> JSONObject? {
         let started = monotonic()
         do {
-            let object = try await send(endpoint, body: body, idempotent: idempotent)
+            let object = try await send(endpoint, body: body, idempotent: idempotent, headers: headers)
             observer?.appleCall(endpoint: endpoint, outcome: "ok", seconds: monotonic() - started)
             return object
         } catch {
@@ -81,10 +136,12 @@ public final class AppleAPI: Sendable {
         }
     }
 
-    private func send(_ endpoint: AppleEndpoint, body: [UInt8], idempotent: Bool) async throws(AppleAPIError) -> JSONObject? {
+    private func send(
+        _ endpoint: AppleEndpoint, body: [UInt8], idempotent: Bool, headers: [(String, String)]
+    ) async throws(AppleAPIError) -> JSONObject? {
         let request = HTTPClientRequest(
             method: "POST", url: baseURL + endpoint.path,
-            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")], body: body)
+            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")] + headers, body: body)
         let response: HTTPClientResponse
         do {
             response = try await http.send(request, idempotent: idempotent)
@@ -97,6 +154,9 @@ public final class AppleAPI: Sendable {
             if response.body.isEmpty { return nil }
             guard let object = try? JSONParser.parse(response.body).object else { throw .unavailable(reason: "malformed response") }
             return object
+        case 429:
+            // Throttled, whatever the body says: slow down and ask again (APPLE.md §2.3).
+            throw .unavailable(reason: "throttled (429)")
         case 400..<500:
             let code = (try? JSONParser.parse(response.body).object)?["error"]?.string
             switch code {
@@ -104,7 +164,7 @@ public final class AppleAPI: Sendable {
             case "invalid_request": throw .invalidRequest
             case "invalid_client": throw .invalidClient
             case let code?: throw .rejected(code: String(code.prefix(64)))
-            case nil: throw response.status == 429 ? .unavailable(reason: "throttled (429)") : .rejected(code: "http_\(response.status)")
+            case nil: throw .rejected(code: "http_\(response.status)")
             }
         default:
             throw .unavailable(reason: "HTTP \(response.status)")

@@ -3,12 +3,14 @@ public enum AppleEndpoint: String, Sendable, CaseIterable {
     case keys
     case token
     case revoke
+    case userMigrationInfo = "usermigrationinfo"
 
     public var path: String {
         switch self {
         case .keys: "/auth/keys"
         case .token: "/auth/token"
         case .revoke: "/auth/revoke"
+        case .userMigrationInfo: "/auth/usermigrationinfo"
         }
     }
 }

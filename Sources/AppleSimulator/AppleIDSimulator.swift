@@ -43,9 +43,9 @@ public final class AppleIDSimulator: Sendable {
         var state: SimulatorState
         var savedDeveloperKey: String?
         if let saved = try file?.readJSON(SimulatorStore.fileName) {
-            (state, savedDeveloperKey) = try SimulatorState.load(saved)
+            (state, savedDeveloperKey) = try SimulatorState.load(saved, primaryTeamID: configuration.teamID)
         } else {
-            state = SimulatorState(signingKeys: try SigningKeyRing.generate(configuration.makeSigningKey))
+            state = SimulatorState(signingKeys: try SigningKeyRing.generate(configuration.makeSigningKey), primaryTeamID: configuration.teamID)
         }
         let developerKeyFile = "AuthKey_\(configuration.keyID).p8"
         let developerKeyPEM: String
@@ -56,7 +56,7 @@ public final class AppleIDSimulator: Sendable {
         } else {
             developerKeyPEM = try P256PrivateKey.generate().pem()
         }
-        let developerKey = try P256PrivateKey(pem: developerKeyPEM)
+        let primaryTeam = try SimulatorTeam(teamID: configuration.teamID, keyID: configuration.keyID, developerKeyPEM: developerKeyPEM)
         self.developerKeyPEM = developerKeyPEM
         try file?.write(developerKeyFile, Array(developerKeyPEM.utf8))
 
@@ -65,8 +65,7 @@ public final class AppleIDSimulator: Sendable {
         let store = SimulatorStore(state: state, file: file, developerKeyPEM: developerKeyPEM, logger: logger)
         try store.saveNow()
         let context = SimulatorContext(
-            teamID: configuration.teamID, keyID: configuration.keyID, developerPublicKey: developerKey.publicKey,
-            clock: configuration.clock, makeSigningKey: configuration.makeSigningKey, store: store, logger: logger)
+            primaryTeam: primaryTeam, clock: configuration.clock, makeSigningKey: configuration.makeSigningKey, store: store, logger: logger)
         self.context = context
         // Notifications go to the developer's server; two threads are plenty for a test tool.
         let notifications = NotificationSender(context: context, client: try HTTPClient(configuration: HTTPClientConfiguration(workerThreads: 2)))
@@ -81,6 +80,7 @@ public final class AppleIDSimulator: Sendable {
         let authorize = AuthorizeEndpoint(context: context)
         let token = TokenEndpoint(context: context)
         let revoke = RevokeEndpoint(context: context)
+        let migration = UserMigrationEndpoint(context: context)
         func apple(_ endpoint: SimulatorFault.Endpoint, _ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) -> HTTPHandler {
             { request in
                 context.calls.record(endpoint, request, time: context.now)
@@ -92,6 +92,7 @@ public final class AppleIDSimulator: Sendable {
         router.add(.post, "/auth/authorize", apple(.authorize, authorize.submit))
         router.add(.post, "/auth/token", apple(.token, token.handle))
         router.add(.post, "/auth/revoke", apple(.revoke, revoke.handle))
+        router.add(.post, "/auth/usermigrationinfo", apple(.userMigrationInfo, migration.handle))
         ControlAPI(context: context, notifications: notifications, requestGuard: requestGuard).register(into: &router)
         return router
     }
@@ -233,5 +234,38 @@ public final class AppleIDSimulator: Sendable {
         let teamID = self.teamID
         let now = context.now
         return context.store.change { $0.person(appleID: appleID, teamID: teamID, now: now).sub }
+    }
+
+    // MARK: Teams and transfers (APPLE.md §8)
+
+    /// The team with this ID, made with a key of its own when new (`POST /sim/teams`).
+    public func team(_ teamID: String) throws -> SimulatorTeam {
+        try context.makeTeam(teamID)
+    }
+
+    /// Moves an app to `toTeam` (`POST /sim/transfer`).
+    public func transfer(clientID: String, toTeam: String) throws -> SimulatorTransfer {
+        try context.transfer(clientID: clientID, toTeam: toTeam)
+    }
+
+    /// The simulated time, Unix seconds.
+    public var now: Int64 { context.now }
+
+    /// Moves the simulated clock (`POST /sim/clock`); returns the new time.
+    @discardableResult
+    public func advanceClock(seconds: Int64) -> Int64 {
+        context.advanceClock(by: seconds)
+    }
+
+    /// Records that the person has authorized `clientID` before, as a sign-in would, without
+    /// signing anything: for seeding thousands of users fast.
+    public func recordAuthorization(sub: String, clientID: String, email: String? = nil, isPrivateEmail: Bool? = nil) {
+        context.recordAuthorization(sub: sub, clientID: clientID, email: email, isPrivateEmail: isPrivateEmail)
+    }
+
+    /// The `sub` the person behind `sub` has in `teamID`; nil when the simulator has not seen
+    /// `sub`.
+    public func subject(of sub: String, inTeam teamID: String) -> String? {
+        context.subject(of: sub, inTeam: teamID)
     }
 }

@@ -1,31 +1,46 @@
 import Logging
 import OpenSSLCrypto
+import Synchronization
 
-/// What every endpoint of the simulator shares: identity of the simulated team, the clock,
-/// the state, and the test controls.
+/// What every endpoint of the simulator shares: the simulated teams, the clock, the state, and
+/// the test controls.
 final class SimulatorContext: Sendable {
-    let teamID: String
-    let keyID: String
+    /// The configured team: it owns every app until one is moved (`POST /sim/transfer`).
+    let primaryTeam: SimulatorTeam
     let clock: @Sendable () -> Int64
     let makeSigningKey: @Sendable () throws -> RSAPrivateKey
     let store: SimulatorStore
-    let clientSecrets: ClientSecretCheck
     let identityTokens = IdentityTokenMinter()
     let faults = FaultInjector()
     let calls = CallLog()
     let logger: Logger
+    /// Seconds `POST /sim/clock` added to `clock`; kept in the state too, so a restart with a
+    /// state directory keeps the simulated time.
+    private let clockOffset: Atomic<Int64>
 
-    init(teamID: String, keyID: String, developerPublicKey: P256PublicKey, clock: @escaping @Sendable () -> Int64,
-        makeSigningKey: @escaping @Sendable () throws -> RSAPrivateKey, store: SimulatorStore, logger: Logger
+    init(
+        primaryTeam: SimulatorTeam, clock: @escaping @Sendable () -> Int64, makeSigningKey: @escaping @Sendable () throws -> RSAPrivateKey,
+        store: SimulatorStore, logger: Logger
     ) {
-        self.teamID = teamID
-        self.keyID = keyID
+        self.primaryTeam = primaryTeam
         self.clock = clock
         self.makeSigningKey = makeSigningKey
         self.store = store
-        self.clientSecrets = ClientSecretCheck(teamID: teamID, keyID: keyID, publicKey: developerPublicKey)
         self.logger = logger
+        clockOffset = Atomic(store.read { $0.clockOffset })
     }
 
-    var now: Int64 { clock() }
+    var teamID: String { primaryTeam.teamID }
+
+    var now: Int64 { clock() + clockOffset.load(ordering: .relaxed) }
+
+    /// Moves the simulated clock by `seconds` (either way); returns the new time.
+    func advanceClock(by seconds: Int64) -> Int64 {
+        // Under the state's lock, so concurrent moves are saved in the order they happened.
+        let offset = store.change { state in
+            state.clockOffset = clockOffset.wrappingAdd(seconds, ordering: .relaxed).newValue
+            return state.clockOffset
+        }
+        return clock() + offset
+    }
 }

@@ -172,6 +172,24 @@ public enum PostgresSchema {
                 ALTER TABLE web_sign_ins ADD COLUMN code_challenge TEXT;
                 """
         ),
+        // As SQLite's version 7 (see `Schema`).
+        Migration(
+            version: 7,
+            name: "team_transfer",
+            sql: """
+                CREATE TABLE team_transfers(
+                    user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                    target_team TEXT NOT NULL,
+                    transfer_sub TEXT,
+                    exported_at BIGINT,
+                    imported_at BIGINT,
+                    attempts BIGINT NOT NULL DEFAULT 0,
+                    last_error TEXT,
+                    updated_at BIGINT NOT NULL
+                );
+                CREATE UNIQUE INDEX team_transfers_by_transfer_sub ON team_transfers(transfer_sub) WHERE transfer_sub IS NOT NULL;
+                """
+        ),
     ]
 
     /// Applies pending migrations, each with its `schema_migrations` row in one transaction,

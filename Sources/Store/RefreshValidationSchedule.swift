@@ -69,18 +69,32 @@ public struct RefreshValidationSchedule: Sendable {
     /// Takes the tokens due at `now` for this validator: their due time moves to `now + lease`
     /// in the same transaction, so no other instance asks Apple about them meanwhile, and an
     /// instance that dies mid-batch leaves them to another once the lease has passed.
-    public func claimDue(now: Int64, idleTTL: Int64, limit: Int, lease: Int64) async throws -> [Due] {
+    ///
+    /// `receivingTeam` (the server's team) leaves out users on their way to it in a team
+    /// transfer (SPEC §10): the tokens they still hold were issued to the previous team, which
+    /// Apple refuses to this one, and that refusal must not end their sessions.
+    public func claimDue(now: Int64, idleTTL: Int64, limit: Int, lease: Int64, receivingTeam: String? = nil) async throws -> [Due] {
         try await engine.write { connection in
             let lock = connection.dialect == .postgres ? "FOR UPDATE SKIP LOCKED" : ""
+            var parameters: [SQLiteValue] = [.integer(now + lease), .integer(now)]
+            var arriving = ""
+            if let receivingTeam {
+                arriving = """
+                    AND NOT EXISTS (SELECT 1 FROM team_transfers x WHERE x.user_id = a.user_id AND x.target_team = ?
+                        AND x.transfer_sub IS NOT NULL AND x.imported_at IS NULL)
+                    """
+                parameters.append(.text(receivingTeam))
+            }
+            parameters.append(.integer(Int64(limit)))
             let claimed = try connection.query(
                 """
                 UPDATE apple_tokens SET validation_due_at = ?
                 WHERE user_id IN (
-                    SELECT user_id FROM apple_tokens WHERE refresh_token IS NOT NULL AND validation_due_at <= ?
-                    ORDER BY validation_due_at LIMIT ? \(lock))
+                    SELECT a.user_id FROM apple_tokens a WHERE a.refresh_token IS NOT NULL AND a.validation_due_at <= ? \(arriving)
+                    ORDER BY a.validation_due_at LIMIT ? \(lock))
                 RETURNING user_id
                 """,
-                [.integer(now + lease), .integer(now), .integer(Int64(limit))]
+                parameters
             ).map { try $0.string(0) }
             return try claimed.sorted().map { userID in
                 let live = try connection.queryOne(

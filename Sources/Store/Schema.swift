@@ -177,6 +177,29 @@ public enum Schema {
                 ALTER TABLE web_sign_ins ADD COLUMN code_challenge TEXT;
                 """
         ),
+        // SPEC §10: each user's way through a team transfer, so `transfer export` and
+        // `transfer import` resume where they stopped. The sender records the `transfer_sub`
+        // Apple gave for `target_team`; the receiver (on its copy of the database) records the
+        // CSV's, then `imported_at` once the user has moved to the new `sub`. `last_error` is
+        // Apple's (or our) reason the latest attempt failed; `attempts` counts the failures of
+        // the current step. The import window's start is kept in `server_state`.
+        Migration(
+            version: 7,
+            name: "team_transfer",
+            sql: """
+                CREATE TABLE team_transfers(
+                    user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                    target_team TEXT NOT NULL,
+                    transfer_sub TEXT,
+                    exported_at INTEGER,
+                    imported_at INTEGER,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    last_error TEXT,
+                    updated_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE UNIQUE INDEX team_transfers_by_transfer_sub ON team_transfers(transfer_sub) WHERE transfer_sub IS NOT NULL;
+                """
+        ),
     ]
 
     /// The newest version this build knows.

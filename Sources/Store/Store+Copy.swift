@@ -10,7 +10,7 @@ public struct CopyFailure: Error, CustomStringConvertible, Sendable {
 extension Store {
     /// The product's tables, parents before the tables that reference them.
     static let copiedTables = [
-        "server_state", "users", "sessions", "apple_tokens", "pending_profiles", "used_identity_tokens", "issued_nonces",
+        "server_state", "users", "team_transfers", "sessions", "apple_tokens", "pending_profiles", "used_identity_tokens", "issued_nonces",
         "notifications", "revocations", "web_sign_ins", "webhook_events", "signing_keys", "app_return_codes",
     ]
 

@@ -132,7 +132,13 @@ extension Store {
         }
         try ReplayGuard.recordUsedToken(write.tokenHash, expiresAt: write.tokenExpiresAt, in: connection)
         let adopted = try PendingProfileStore.adopt(appleSub: write.identity.appleSub, now: now, in: connection)
-        let before = outbox.renderer == nil ? nil : try UserStore.user(appleSub: write.identity.appleSub, in: connection)
+        // During a team transfer's window a user not yet imported arrives with the new team's
+        // `sub` and their `transfer_sub`: they move to the new `sub` here, so they are not split.
+        var moved: UserRecord?
+        if let transferSub = write.identity.transferSub, try UserStore.user(appleSub: write.identity.appleSub, in: connection) == nil {
+            moved = try TeamTransferStore.moveOnSignIn(transferSub: transferSub, to: write.identity.appleSub, now: now, in: connection)
+        }
+        let before = try moved ?? (outbox.renderer == nil ? nil : UserStore.user(appleSub: write.identity.appleSub, in: connection))
         let (user, created) = try UserStore.upsertOnSignIn(
             in: connection, identity: write.identity, profile: write.profile ?? adopted?.profile, now: now)
         if created {

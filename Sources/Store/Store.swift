@@ -22,6 +22,8 @@ public final class Store: Sendable {
     public let serverState: ServerState
     /// The access-token signing keys, sealed with `data_key`.
     public let signingKeys: SigningKeyStore
+    /// Each user's way through a team transfer (SPEC §10).
+    public let transfers: TeamTransferStore
     /// Where changes append their webhook events (nothing without a renderer).
     let outbox: WebhookOutbox
     /// The outbox's events on their way to the receiver.
@@ -57,6 +59,7 @@ public final class Store: Sendable {
         refreshSchedule = RefreshValidationSchedule(engine: engine)
         serverState = ServerState(engine: engine)
         signingKeys = try SigningKeyStore(engine: engine, key: dataKey)
+        transfers = TeamTransferStore(engine: engine, outbox: outbox)
     }
 
     /// Opens the store `location` names: a PostgreSQL URL (`postgres://…` or `postgresql://…`,

@@ -9,16 +9,20 @@ public struct VerifiedIdentity: Sendable, Equatable {
     public var isPrivateEmail: Bool
     /// nil when the token has no `real_user_status` claim (the stored value is then kept).
     public var realUserStatus: UserRecord.RealUserStatus?
+    /// Within 60 days of the app's transfer to this team: the user's `transfer_sub`, by which a
+    /// user not yet imported is found (SPEC §10).
+    public var transferSub: String?
 
     public init(
         appleSub: String, email: String? = nil, emailVerified: Bool = false, isPrivateEmail: Bool = false,
-        realUserStatus: UserRecord.RealUserStatus? = nil
+        realUserStatus: UserRecord.RealUserStatus? = nil, transferSub: String? = nil
     ) {
         self.appleSub = appleSub
         self.email = email
         self.emailVerified = emailVerified
         self.isPrivateEmail = isPrivateEmail
         self.realUserStatus = realUserStatus
+        self.transferSub = transferSub
     }
 }
 

@@ -33,6 +33,11 @@ struct AppleFixture {
     var slowSignIns = 400
     var users = 5_000
 
+    /// A fixture that only writes files (`write(_:to:)`), for the transfer fixture.
+    init(folder: String) {
+        self.folder = folder
+    }
+
     init(arguments: [String]) throws {
         guard let folder = arguments.first else { throw Failure("usage: siwa-bench fixture DIR [--sign-ins N] [--notifications N] [--slow-sign-ins N] [--users N]") }
         self.folder = folder

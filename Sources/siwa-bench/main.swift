@@ -4,6 +4,9 @@
 //                                     account-layer benchmarks (see AppleFixture.swift)
 //   siwa-bench webhook-receiver PORT SECRET [--hang]
 //                                     a webhook receiver for the webhook benchmarks (WebhookSink.swift)
+//   siwa-bench transfer-fixture DIR [--users N]
+//                                     an Apple ID simulator with N people for the team-transfer
+//                                     benchmark (see TransferFixture.swift)
 import Glibc
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -14,6 +17,9 @@ case "fixture":
 case "webhook-receiver":
     arguments.removeFirst()
     try WebhookSink(arguments: arguments).run()
+case "transfer-fixture":
+    arguments.removeFirst()
+    try TransferFixture(arguments: arguments).run()
 case "verify":
     arguments.removeFirst()
     try runVerificationBench(duration: Double(arguments.first ?? "3") ?? 3)

@@ -7,11 +7,12 @@ import SiwaApp
 struct AppleSimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apple-sim",
-        abstract: "Run only the Apple ID simulator: Apple's keys, authorize, token and revoke endpoints, offline.",
+        abstract: "Run only the Apple ID simulator: Apple's keys, authorize, token, revoke and usermigrationinfo endpoints, offline.",
         discussion: """
             Point siwa-server (or any Sign in with Apple backend) at the printed base URL, team id,
             key id and key file. Control API: /sim/codes, /sim/notify, /sim/revoke-consent,
-            /sim/delete-account, /sim/rotate-keys, /sim/faults, /sim/log.
+            /sim/delete-account, /sim/rotate-keys, /sim/teams, /sim/transfer, /sim/clock, /sim/faults,
+            /sim/log.
             """
     )
 

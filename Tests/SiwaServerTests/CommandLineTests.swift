@@ -16,7 +16,11 @@ import Testing
         ]) { $1 }
     }
 
-    @Test(arguments: [[], ["serve"], ["migrate"], ["check-config"], ["doctor"], ["client-secret"], ["verify-token"], ["apple-sim"], ["webhooks"], ["webhooks", "failed"], ["webhooks", "retry"]])
+    @Test(arguments: [
+        [], ["serve"], ["migrate"], ["check-config"], ["doctor"], ["client-secret"], ["verify-token"], ["apple-sim"],
+        ["webhooks"], ["webhooks", "failed"], ["webhooks", "retry"], ["users"], ["rotate-signing-key"],
+        ["transfer"], ["transfer", "export"], ["transfer", "import"], ["transfer", "status"],
+    ])
     func helpWorksOnEveryCommand(_ command: [String]) async throws {
         let result = try await ServerProcess.run(command + ["--help"])
         #expect(result.status == 0)

@@ -245,4 +245,50 @@ import TestSupport
             }
         }
     }
+
+    /// SPEC §10: the transfer commands' output (stdout, stderr) holds no key, client secret,
+    /// team token or data key, and the CSV no `sub` and no email, on both teams' sides.
+    @Test func theTransferCommandsLeakNoSecretAndTheCSVNoSubOrEmail() async throws {
+        let simulator = try AppleIDSimulator(configuration: .testing())
+        try simulator.start()
+        let folder = ServerProcess.makeFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let database = folder + "/a.sqlite3"
+        let users = try await TeamTransferRehearsalTests.seed(6, database: database, simulator: simulator, folder: folder)
+        // One user revoked before the move: a failure line must name them, not their sub.
+        simulator.revokeConsent(sub: users[5].sub, clientID: Self.app)
+        let environmentA = TeamTransferRehearsalTests.environmentA(simulator, database: database, ["SIWA_LOG_LEVEL": "trace"])
+        let export = try await ServerProcess.run(["transfer", "export", "--target", TeamTransferRehearsalTests.teamB], environment: environmentA, folder: folder)
+        #expect(export.status == 1 && export.stderr.contains("user \(users[5].id)"), "\(export.stderr)")
+        let csv = export.stdout
+        try csv.write(toFile: folder + "/t.csv", atomically: true, encoding: .utf8)
+        let moved = try simulator.transfer(clientID: Self.app, toTeam: TeamTransferRehearsalTests.teamB)
+        let environmentB = TeamTransferRehearsalTests.environmentB(simulator, team: moved.toTeam, database: database)
+        let imported = try await ServerProcess.run(["transfer", "import", folder + "/t.csv"], environment: environmentB, folder: folder)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let status = try await ServerProcess.run(["transfer", "status"], environment: environmentB, folder: folder)
+        await simulator.stop()
+
+        var secrets: [(what: String, value: String)] = [("data_key", TeamTransferRehearsalTests.dataKey)]
+        for (team, pem) in [("A", simulator.developerKeyPEM), ("B", moved.toTeam.developerKeyPEM)] {
+            for line in pem.split(separator: "\n") where !line.hasPrefix("-----") { secrets.append(("team \(team)'s private key", String(line))) }
+        }
+        for call in simulator.calls {
+            if let secret = call.parameters["client_secret"] { secrets.append(("client secret to \(call.endpoint)", secret)) }
+            if let bearer = call.authorization { secrets.append(("team token", String(bearer.dropFirst("Bearer ".count)))) }
+        }
+        #expect(secrets.contains { $0.what == "team token" })
+        let outputs = [("export", export.stdout + export.stderr), ("import", imported.stdout + imported.stderr), ("status", status.stdout + status.stderr)]
+        for secret in secrets where secret.value.count >= 16 {
+            for (place, text) in outputs {
+                let leaked = text.contains(secret.value)
+                #expect(!leaked, "\(secret.what) appears in the output of transfer \(place)")
+            }
+        }
+        for user in users {
+            let leaked = outputs.contains { $0.1.contains(user.sub) } || csv.contains(user.sub)
+            #expect(!leaked, "a sub appears in the output or the CSV")
+        }
+        #expect(!csv.contains("@") && !outputs.contains { $0.1.contains("@example.com") || $0.1.contains("@privaterelay") }, "an email appears")
+    }
 }

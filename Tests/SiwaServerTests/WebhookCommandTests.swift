@@ -134,7 +134,8 @@ struct WebhookCommandTests {
         try await ServerProcess.waitUntilReady(port: port)
         let reply = try await ServerProcess.signIn(port: port, simulator: simulator, sub: "000911.00000000000000000000000000000911.0911", nonce: "n")
         #expect(reply.status == 200)
-        #expect(try await Self.metric(port, #"siwa_webhook_deliveries_total{type="user.created",outcome="retry"} 1"#))
+        // At least one refused attempt (under load a second may come before the poll sees the first).
+        #expect(try await Self.metric(port, #"siwa_webhook_deliveries_total{type="user.created",outcome="retry"} "#))
         first.signal(SIGKILL)
         _ = await first.wait(seconds: 30)
         let refused = try #require(receiver.deliveries.first)

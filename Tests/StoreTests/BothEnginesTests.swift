@@ -232,6 +232,7 @@ struct CopyDatabaseTests {
             let bob = try await BothEnginesTests.signIn(sqlite, sub: "copy-bob", token: "copy-2")
             let queued = try await sqlite.queueRevocation(clientID: "com.example.app", token: "orphan", kind: .access, now: 1_000)
             _ = try await sqlite.applyNotification([AccountEvent(kind: .emailDisabled, subject: "copy-bob")], jti: "copy-jti", now: 1_001)
+            _ = try await sqlite.transfers.recordExport(userID: ada.user.id, target: "TEAMBBBB01", transferSub: "ts-copy", now: 1_001)
             sqlite.close()
 
             let url = try await PostgresCluster.shared().makeDatabase()
@@ -239,6 +240,7 @@ struct CopyDatabaseTests {
             #expect(copied["users"] == 2)
             #expect(copied["sessions"] == 2)
             #expect(copied["revocations"] == 1)
+            #expect(copied["team_transfers"] == 1)
 
             let postgres = try Store.open(url, connections: 2) { testDataKey }
             defer { postgres.close() }
@@ -250,6 +252,7 @@ struct CopyDatabaseTests {
             #expect(try await postgres.revocations.claimDue(now: 1_000, lease: 60).map(\.id) == [queued])
             #expect(try await postgres.queueRevocation(clientID: "com.example.app", token: "next", kind: .access, now: 1_003) > queued)
             #expect(try await postgres.applyNotification([], jti: "copy-jti", now: 1_004).outcome == .duplicate)
+            #expect(try await postgres.transfers.exported(target: "TEAMBBBB01") == [TransferRecord(userID: ada.user.id, externalID: nil, transferSub: "ts-copy")])
             // The same token is still a replay on the new engine.
             await #expect(throws: SignInConflict.tokenReplayed) { try await BothEnginesTests.signIn(postgres, sub: "copy-ada", token: "copy-1") }
 

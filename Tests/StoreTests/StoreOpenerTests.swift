@@ -61,12 +61,12 @@ import Testing
                 let database = try Database(path: path)
                 defer { database.close() }
                 try database.writeAndWait {
-                    try $0.run("INSERT INTO schema_migrations VALUES (7, 'from the future', '2030-01-01T00:00:00Z')")
+                    try $0.run("INSERT INTO schema_migrations VALUES (\(Schema.version + 1), 'from the future', '2030-01-01T00:00:00Z')")
                 }
             }
             let error = #expect(throws: MigrationError.self) { try StoreOpener.open(path: path, readers: 1) }
-            #expect(error?.description == "database schema version 7 is newer than this build (\(Schema.version))")
-            #expect(throws: MigrationError.newerThanBuild(recorded: 7, known: Schema.version)) {
+            #expect(error?.description == "database schema version \(Schema.version + 1) is newer than this build (\(Schema.version))")
+            #expect(throws: MigrationError.newerThanBuild(recorded: Schema.version + 1, known: Schema.version)) {
                 try StoreOpener.migrate(path: path)
             }
         }

@@ -22,7 +22,7 @@ final class CallLog: Sendable {
         }
         let call = SimulatorCall(
             time: time, endpoint: endpoint.rawValue, method: request.method.rawValue, parameterList: parameters,
-            contentType: request.headers["Content-Type"], rawBody: rawBody)
+            contentType: request.headers["Content-Type"], rawBody: rawBody, authorization: request.headers["Authorization"])
         calls.withLock {
             $0.append(call)
             if $0.count > Self.capacity { $0.removeFirst($0.count - Self.capacity) }

@@ -24,6 +24,10 @@ struct ControlAPI: Sendable {
         add(.post, "/sim/revoke-consent") { request in await self.run(request, self.revokeConsent) }
         add(.post, "/sim/delete-account") { request in await self.run(request, self.deleteAccount) }
         add(.post, "/sim/rotate-keys") { _ in self.rotateKeys() }
+        add(.post, "/sim/teams") { request in await self.run(request, self.makeTeam) }
+        add(.post, "/sim/transfer") { request in await self.run(request, self.transfer) }
+        add(.post, "/sim/clock") { request in await self.run(request, self.advanceClock) }
+        add(.get, "/sim/clock") { _ in ControlResponse.object([("now", .integer(self.context.now))]) }
         add(.post, "/sim/faults") { request in await self.run(request, self.addFault) }
         add(.get, "/sim/faults") { _ in
             ControlResponse.object([("faults", .array(self.context.faults.pending.map(\.json)))])
@@ -140,6 +144,33 @@ struct ControlAPI: Sendable {
         } catch {
             return ControlResponse.error("Key generation failed: \(error)", code: "server_error", status: 500)
         }
+    }
+
+    /// A team, made with a key of its own when new: what a test configures its server with.
+    private func makeTeam(_ object: JSONObject) throws(ControlFailure) -> HTTPResponse {
+        ControlResponse.json(try context.makeTeam(try Self.required(object, "team_id")).json)
+    }
+
+    /// Moves an app to another team (APPLE.md §8); answers with the receiving team's
+    /// credentials and the transfer's window.
+    private func transfer(_ object: JSONObject) throws(ControlFailure) -> HTTPResponse {
+        let moved = try context.transfer(clientID: try Self.required(object, "client_id"), toTeam: try Self.required(object, "to_team"))
+        return ControlResponse.object([
+            ("client_id", .string(moved.clientID)), ("from_team", .string(moved.fromTeamID)), ("to_team", moved.toTeam.json),
+            ("users", .integer(Int64(moved.users))), ("transferred_at", .integer(moved.transferredAt)),
+            ("window_ends_at", .integer(moved.windowEndsAt)),
+        ])
+    }
+
+    /// Ten years either way is more than any test of a 60-day window needs, and keeps every
+    /// time the simulator mints far from overflow.
+    static let maximumClockStep: Int64 = 10 * 366 * 86_400
+
+    private func advanceClock(_ object: JSONObject) throws(ControlFailure) -> HTTPResponse {
+        guard let seconds = object["advance_seconds"]?.integer, abs(seconds) <= Self.maximumClockStep else {
+            throw ControlFailure("advance_seconds must be an integer of at most ten years either way.")
+        }
+        return ControlResponse.object([("now", .integer(context.advanceClock(by: seconds)))])
     }
 
     private func addFault(_ object: JSONObject) throws(ControlFailure) -> HTTPResponse {

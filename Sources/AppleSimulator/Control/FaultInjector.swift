@@ -22,6 +22,11 @@ final class FaultInjector: Sendable {
     func take(_ endpoint: SimulatorFault.Endpoint) -> SimulatorFault? {
         queues.withLock { queues in
             guard var queue = queues[endpoint], !queue.isEmpty else { return nil }
+            if queue[0].after > 0 {
+                queue[0].after -= 1
+                queues[endpoint] = queue
+                return nil
+            }
             let fault = queue[0]
             queue[0].count -= 1
             if queue[0].count <= 0 { queue.removeFirst() }

@@ -9,28 +9,20 @@ extension SimulatorContext {
     ) throws -> NativeCode {
         let now = self.now
         let code = OpaqueToken.code.make()
-        let teamID = self.teamID
         let (subject, key) = store.change { state -> (IdentityTokenMinter.Subject, SigningKeyRing.SigningKey) in
             state.prune(now: now)
-            _ = state.person(sub: sub, teamID: teamID, now: now)
-            let grantKey = Grant.key(sub: sub, clientID: clientID)
-            var grant = state.grants[grantKey] ?? Grant(sub: sub, clientID: clientID, email: nil, isPrivateEmail: false, createdAt: now)
-            if let email {
-                grant.email = email
-                grant.isPrivateEmail = isPrivateEmail ?? email.hasSuffix("@privaterelay.appleid.com")
-            } else if let isPrivateEmail {
-                grant.isPrivateEmail = isPrivateEmail
-            }
-            state.grants[grantKey] = grant
+            // After a transfer a person named by the old team's `sub` signs in with the new one's.
+            let grant = state.authorize(sub: sub, clientID: clientID, email: email, isPrivateEmail: isPrivateEmail, now: now)
             state.codes[code] = AuthorizationCode(
-                code: code, sub: sub, clientID: clientID, redirectURI: redirectURI, nonce: nonce, email: grant.email,
+                code: code, sub: grant.sub, clientID: clientID, redirectURI: redirectURI, nonce: nonce, email: grant.email,
                 isPrivateEmail: grant.isPrivateEmail, authTime: now, issuedAt: now)
             let subject = IdentityTokenMinter.Subject(
-                sub: sub, clientID: clientID, email: grant.email, isPrivateEmail: grant.isPrivateEmail, nonce: nonce, authTime: now)
+                sub: grant.sub, clientID: clientID, email: grant.email, isPrivateEmail: grant.isPrivateEmail, nonce: nonce, authTime: now,
+                transferSub: state.transferSub(forSub: grant.sub, clientID: clientID, now: now))
             return (subject, state.signingKeys.current)
         }
         let token = try identityTokens.mint(for: subject, flavor: .native(code: code), now: now, key: key)
-        return NativeCode(code: code, identityToken: token, sub: sub)
+        return NativeCode(code: code, identityToken: token, sub: subject.sub, transferSub: subject.transferSub)
     }
 
     /// Signs a notification; resolves `aud` and, for email events, the address.
@@ -65,6 +57,37 @@ extension SimulatorContext {
         try store.change { state in
             try state.signingKeys.rotate(makeSigningKey)
             return state.signingKeys.keys.map(\.kid)
+        }
+    }
+}
+
+extension SimulatorContext {
+    /// Moves an app to `toTeam` (made when the simulator has not seen it).
+    func transfer(clientID: String, toTeam teamID: String) throws(ControlFailure) -> SimulatorTransfer {
+        let team = try makeTeam(teamID)
+        let now = self.now
+        let moved = store.change { state -> AppTransfer? in
+            guard state.owner(of: clientID) != teamID else { return nil }
+            return state.transfer(clientID: clientID, to: teamID, now: now)
+        }
+        guard let transfer = moved else { throw ControlFailure("\(clientID) already belongs to team \(teamID).") }
+        return SimulatorTransfer(
+            clientID: clientID, fromTeamID: transfer.fromTeam, toTeam: team, users: transfer.users.count,
+            transferredAt: transfer.transferredAt, windowEndsAt: transfer.windowEndsAt)
+    }
+
+    /// Records that the person has authorized the app, as a sign-in would, without minting
+    /// anything: for seeding many users fast.
+    func recordAuthorization(sub: String, clientID: String, email: String?, isPrivateEmail: Bool?) {
+        let now = self.now
+        store.change { state in _ = state.authorize(sub: sub, clientID: clientID, email: email, isPrivateEmail: isPrivateEmail, now: now) }
+    }
+
+    /// The `sub` the person behind `sub` has in `teamID`, as that team's apps would see it.
+    func subject(of sub: String, inTeam teamID: String) -> String? {
+        store.read { state in
+            guard let person = state.persons[sub] else { return nil }
+            return person.teamID == teamID ? sub : Person.subject(teamID: teamID, account: person.account)
         }
     }
 }

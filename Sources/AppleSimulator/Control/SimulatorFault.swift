@@ -5,6 +5,7 @@ import JSON
 public struct SimulatorFault: Sendable, Equatable {
     public enum Endpoint: String, Sendable, CaseIterable {
         case keys, token, revoke, authorize
+        case userMigrationInfo = "usermigrationinfo"
     }
 
     public enum Body: String, Sendable {
@@ -20,15 +21,22 @@ public struct SimulatorFault: Sendable, Equatable {
     public var delayMilliseconds: Int
     /// How many calls in a row it applies to.
     public var count: Int
+    /// How many calls to let through first, for a failure in the middle of a run (counted
+    /// once the fault is first in its endpoint's queue).
+    public var after: Int
     public var body: Body?
     /// The `error` code of the Apple-like error body; defaults by status.
     public var error: String?
 
-    public init(endpoint: Endpoint, status: Int? = nil, delayMilliseconds: Int = 0, count: Int = 1, body: Body? = nil, error: String? = nil) {
+    public init(
+        endpoint: Endpoint, status: Int? = nil, delayMilliseconds: Int = 0, count: Int = 1, after: Int = 0, body: Body? = nil,
+        error: String? = nil
+    ) {
         self.endpoint = endpoint
         self.status = status
         self.delayMilliseconds = delayMilliseconds
         self.count = count
+        self.after = after
         self.body = body
         self.error = error
     }
@@ -36,7 +44,7 @@ public struct SimulatorFault: Sendable, Equatable {
     var json: JSONValue {
         .object(.compact([
             ("endpoint", .string(endpoint.rawValue)), ("status", status.map { .integer(Int64($0)) }),
-            ("delay_ms", .integer(Int64(delayMilliseconds))), ("count", .integer(Int64(count))),
+            ("delay_ms", .integer(Int64(delayMilliseconds))), ("count", .integer(Int64(count))), ("after", .integer(Int64(after))),
             ("body", .optional(body?.rawValue)), ("error", .optional(error)),
         ]))
     }
@@ -44,7 +52,7 @@ public struct SimulatorFault: Sendable, Equatable {
     /// Reads a `/sim/faults` body; the reason when it is not acceptable.
     static func parse(_ object: JSONObject) -> Result<SimulatorFault, ControlFailure> {
         guard let name = object.text("endpoint"), let endpoint = Endpoint(rawValue: name) else {
-            return .failure(ControlFailure("endpoint must be one of keys, token, revoke, authorize."))
+            return .failure(ControlFailure("endpoint must be one of keys, token, revoke, authorize, usermigrationinfo."))
         }
         var fault = SimulatorFault(endpoint: endpoint)
         if let value = object["status"], !value.isNull {
@@ -64,6 +72,12 @@ public struct SimulatorFault: Sendable, Equatable {
                 return .failure(ControlFailure("count must be a positive integer."))
             }
             fault.count = Int(count)
+        }
+        if let value = object["after"], !value.isNull {
+            guard let after = value.integer, (0...1_000_000).contains(after) else {
+                return .failure(ControlFailure("after must be 0 to 1000000."))
+            }
+            fault.after = Int(after)
         }
         if let value = object["body"], !value.isNull {
             guard let body = value.string.flatMap(Body.init(rawValue:)) else {

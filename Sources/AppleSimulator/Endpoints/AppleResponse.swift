@@ -16,6 +16,22 @@ enum AppleResponse {
         json(.object(JSONObject([("error", .string(code)), ("error_description", .string(description))])), status: status)
     }
 
+    /// The form of a POST to `/auth/revoke` or `/auth/usermigrationinfo`, or Apple's
+    /// `invalid_request` for anything else: another content type, a body that is not
+    /// percent-encoded form data, a parameter sent twice.
+    static func form(_ request: HTTPRequest) -> Result<FormFields, AppleRefusal> {
+        guard FormFields.isFormContentType(request.headers["Content-Type"]) else {
+            return .failure(AppleRefusal("Content-Type must be application/x-www-form-urlencoded."))
+        }
+        do {
+            return .success(try FormFields(parsing: request.body))
+        } catch .duplicate(let name) {
+            return .failure(AppleRefusal("Duplicate parameter: \(name)."))
+        } catch {
+            return .failure(AppleRefusal("The request body is not percent-encoded form data."))
+        }
+    }
+
     /// `/auth/revoke`'s answer: 200 and no body, whether or not anything was revoked.
     static func empty() -> HTTPResponse {
         var headers = headers()

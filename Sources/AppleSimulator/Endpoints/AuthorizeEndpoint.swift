@@ -57,9 +57,8 @@ struct AuthorizeEndpoint: Sendable {
     private func authorize(_ authorization: AuthorizeRequest, values: ConsentPage.Values) throws -> HTTPResponse {
         let now = context.now
         let code = OpaqueToken.code.make()
-        let teamID = context.teamID
-        let (grant, isFirst, key) = context.store.change { state -> (Grant, Bool, SigningKeyRing.SigningKey) in
-            let person = state.person(appleID: values.appleID, teamID: teamID, now: now)
+        let (grant, isFirst, key, transferSub) = context.store.change { state -> (Grant, Bool, SigningKeyRing.SigningKey, String?) in
+            let person = state.person(appleID: values.appleID, teamID: state.owner(of: authorization.clientID), now: now)
             let grantKey = Grant.key(sub: person.sub, clientID: authorization.clientID)
             let existing = state.grants[grantKey]
             // The choices made at the first authorization stand; later ones are not asked again.
@@ -72,7 +71,10 @@ struct AuthorizeEndpoint: Sendable {
             state.codes[code] = AuthorizationCode(
                 code: code, sub: person.sub, clientID: authorization.clientID, redirectURI: authorization.redirectURI,
                 nonce: authorization.nonce, email: grant.email, isPrivateEmail: grant.isPrivateEmail, authTime: now, issuedAt: now)
-            return (grant, existing == nil, state.signingKeys.current)
+            return (
+                grant, existing == nil, state.signingKeys.current,
+                state.transferSub(forSub: person.sub, clientID: authorization.clientID, now: now)
+            )
         }
 
         var fields = stateField(authorization)
@@ -80,7 +82,7 @@ struct AuthorizeEndpoint: Sendable {
         if authorization.includesIDToken {
             let subject = IdentityTokenMinter.Subject(
                 sub: grant.sub, clientID: grant.clientID, email: grant.email, isPrivateEmail: grant.isPrivateEmail,
-                nonce: authorization.nonce, authTime: now)
+                nonce: authorization.nonce, authTime: now, transferSub: transferSub)
             fields.append(("id_token", try context.identityTokens.mint(for: subject, flavor: .authorize(code: code), now: now, key: key)))
         }
         // `user` only on the first authorization, only through form_post, only the scoped

@@ -9,23 +9,21 @@ struct RevokeEndpoint: Sendable {
     let context: SimulatorContext
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        guard FormFields.isFormContentType(request.headers["Content-Type"]) else {
-            return AppleResponse.error("invalid_request", "Content-Type must be application/x-www-form-urlencoded.")
-        }
         let form: FormFields
-        do {
-            form = try FormFields(parsing: request.body)
-        } catch .duplicate(let name) {
-            return AppleResponse.error("invalid_request", "Duplicate parameter: \(name).")
-        } catch {
-            return AppleResponse.error("invalid_request", "The request body is not percent-encoded form data.")
+        switch AppleResponse.form(request) {
+        case .success(let fields): form = fields
+        case .failure(let refusal): return refusal.response
         }
         let now = context.now
-        let clientID = form.nonEmpty("client_id")
-        if let failure = context.clientSecrets.failure(secret: form["client_secret"], clientID: clientID, now: now) {
-            return AppleResponse.error("invalid_client", failure)
+        let clientID: String
+        switch context.authenticateClient(form, now: now) {
+        case .success(let authenticated):
+            guard context.access(authenticated.team, clientID: authenticated.clientID, now: now) == .owner else {
+                return SimulatorContext.notOwned(authenticated.clientID).response
+            }
+            clientID = authenticated.clientID
+        case .failure(let refusal): return refusal.response
         }
-        guard let clientID else { return AppleResponse.error("invalid_client", "client_id is missing.") }
         guard let token = form.nonEmpty("token") else { return AppleResponse.error("invalid_request", "token is missing.") }
         let hint = form.nonEmpty("token_type_hint")
         if let hint, TokenKind(rawValue: hint) == nil {

@@ -35,16 +35,23 @@ struct TokenEndpoint: Sendable {
             return AppleResponse.error("unsupported_grant_type", "Unsupported grant_type: \(grantType).")
         }
         let now = context.now
-        let clientID = form.nonEmpty("client_id")
-        if let failure = context.clientSecrets.failure(secret: form["client_secret"], clientID: clientID, now: now) {
-            return AppleResponse.error("invalid_client", failure)
+        let team: SimulatorTeam, clientID: String
+        switch context.authenticateClient(form, now: now) {
+        case .success(let authenticated): (team, clientID) = authenticated
+        case .failure(let refusal): return refusal.response
         }
-        guard let clientID else { return AppleResponse.error("invalid_client", "client_id is missing.") }
+        // Only the app's owner signs people in; the team that sent it away keeps the team
+        // token it needs for user migration while the window is open (APPLE.md §8).
+        switch context.access(team, clientID: clientID, now: now) {
+        case .owner: break
+        case .formerOwner(windowOpen: true) where grantType == "client_credentials": break
+        default: return SimulatorContext.notOwned(clientID).response
+        }
         do {
             switch grantType {
             case "authorization_code": return try exchange(form, clientID: clientID, now: now)
             case "refresh_token": return try refresh(form, clientID: clientID, now: now)
-            default: return clientCredentials(form, clientID: clientID, now: now)
+            default: return clientCredentials(form, clientID: clientID, teamID: team.teamID, now: now)
             }
         } catch {
             context.logger.error("simulator token endpoint failed: \(error)")
@@ -83,15 +90,16 @@ struct TokenEndpoint: Sendable {
             state.codes[code] = issued
             let accessToken = OpaqueToken.accessToken.make()
             let refreshToken = OpaqueToken.refreshToken.make()
+            let teamID = state.owner(of: clientID)
             state.tokens[refreshToken] = IssuedToken(
-                token: refreshToken, kind: .refresh, sub: issued.sub, clientID: clientID, email: issued.email,
+                token: refreshToken, kind: .refresh, sub: issued.sub, clientID: clientID, teamID: teamID, email: issued.email,
                 isPrivateEmail: issued.isPrivateEmail, issuedAt: now, expiresAt: nil)
             state.tokens[accessToken] = IssuedToken(
-                token: accessToken, kind: .access, sub: issued.sub, clientID: clientID, email: issued.email,
+                token: accessToken, kind: .access, sub: issued.sub, clientID: clientID, teamID: teamID, email: issued.email,
                 isPrivateEmail: issued.isPrivateEmail, issuedAt: now, expiresAt: now + Self.accessTokenLifetime)
             let subject = IdentityTokenMinter.Subject(
                 sub: issued.sub, clientID: clientID, email: issued.email, isPrivateEmail: issued.isPrivateEmail, nonce: issued.nonce,
-                authTime: issued.authTime)
+                authTime: issued.authTime, transferSub: state.transferSub(forSub: issued.sub, clientID: clientID, now: now))
             return .issued(subject, accessToken: accessToken, refreshToken: refreshToken, key: state.signingKeys.current)
         }
         return try respond(outcome, now: now) { .exchange(accessToken: $0) }
@@ -107,7 +115,8 @@ struct TokenEndpoint: Sendable {
         }
         let outcome = context.store.change { state -> Outcome in
             state.prune(now: now)
-            guard let issued = state.tokens[token], issued.kind == .refresh else {
+            // A token issued to the team that has since sent the app away is dead too.
+            guard let issued = state.tokens[token], issued.kind == .refresh, issued.teamID == state.owner(of: issued.clientID) else {
                 return .refused(code: "invalid_grant", description: "The token has expired or has been revoked.")
             }
             guard issued.clientID == clientID else {
@@ -115,11 +124,11 @@ struct TokenEndpoint: Sendable {
             }
             let accessToken = OpaqueToken.accessToken.make()
             state.tokens[accessToken] = IssuedToken(
-                token: accessToken, kind: .access, sub: issued.sub, clientID: clientID, email: issued.email,
+                token: accessToken, kind: .access, sub: issued.sub, clientID: clientID, teamID: issued.teamID, email: issued.email,
                 isPrivateEmail: issued.isPrivateEmail, issuedAt: now, expiresAt: now + Self.accessTokenLifetime)
             let subject = IdentityTokenMinter.Subject(
                 sub: issued.sub, clientID: clientID, email: issued.email, isPrivateEmail: issued.isPrivateEmail, nonce: nil,
-                authTime: issued.issuedAt)
+                authTime: issued.issuedAt, transferSub: state.transferSub(forSub: issued.sub, clientID: clientID, now: now))
             // Apple returns no new refresh token on a refresh grant (APPLE.md §2.2).
             return .issued(subject, accessToken: accessToken, refreshToken: nil, key: state.signingKeys.current)
         }
@@ -127,13 +136,14 @@ struct TokenEndpoint: Sendable {
     }
 
     /// The team token used for user migration (APPLE.md §8): an access token and nothing else.
-    private func clientCredentials(_ form: FormFields, clientID: String, now: Int64) -> HTTPResponse {
+    private func clientCredentials(_ form: FormFields, clientID: String, teamID: String, now: Int64) -> HTTPResponse {
         guard form["scope"] == "user.migration" else { return AppleResponse.error("invalid_scope", "scope must be user.migration.") }
         let accessToken = OpaqueToken.accessToken.make()
         context.store.change { state in
+            state.prune(now: now)
             state.tokens[accessToken] = IssuedToken(
-                token: accessToken, kind: .access, sub: "", clientID: clientID, email: nil, isPrivateEmail: false, issuedAt: now,
-                expiresAt: now + Self.accessTokenLifetime)
+                token: accessToken, kind: .access, sub: "", clientID: clientID, teamID: teamID, email: nil, isPrivateEmail: false,
+                issuedAt: now, expiresAt: now + Self.accessTokenLifetime)
         }
         return AppleResponse.json(.object(JSONObject([
             ("access_token", .string(accessToken)), ("token_type", .string("Bearer")), ("expires_in", .integer(Self.accessTokenLifetime)),

@@ -41,6 +41,11 @@ final class SimulatorStore: Sendable {
         }
     }
 
+    /// Writes a file beside the state (a new team's key), when there is a state directory.
+    func writeFile(_ name: String, _ bytes: [UInt8]) throws {
+        try file?.write(name, bytes)
+    }
+
     private func save(_ state: SimulatorState) {
         guard let file else { return }
         do {

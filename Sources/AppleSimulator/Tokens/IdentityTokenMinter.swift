@@ -25,6 +25,8 @@ struct IdentityTokenMinter: Sendable {
         var isPrivateEmail: Bool
         var nonce: String?
         var authTime: Int64
+        /// Within 60 days of the app's transfer, for the people it moved (APPLE.md §6, §8).
+        var transferSub: String? = nil
     }
 
     static let issuer = "https://appleid.apple.com"
@@ -49,6 +51,7 @@ struct IdentityTokenMinter: Sendable {
             claims["is_private_email"] = .string(subject.isPrivateEmail ? "true" : "false")
         }
         if case .refresh = flavor {} else { claims["auth_time"] = .integer(subject.authTime) }
+        if let transferSub = subject.transferSub { claims["transfer_sub"] = .string(transferSub) }
         claims["nonce_supported"] = .bool(true)
         // Only native sign-in on recent OS versions reports it (APPLE.md §6); 2 is LikelyReal.
         if case .native = flavor { claims["real_user_status"] = .integer(2) }

@@ -31,6 +31,9 @@ struct RefreshValidator: Sendable {
     let metrics: Metrics
     let logger: Logger
     let clock: @Sendable () -> Int64
+    /// The server's team (`team_id`): users still on their way to it in a team transfer hold
+    /// the previous team's tokens, which are not asked about (see `claimDue`).
+    var receivingTeam: String? = nil
 
     /// Apple's guidance is "up to once a day" per user; this caps the whole server's rate.
     static let defaultMaxPerSecond = 10
@@ -61,7 +64,8 @@ struct RefreshValidator: Sendable {
         do {
             try await store.refreshSchedule.scheduleNew(interval: interval)
             // Claimed with a lease: of several instances, one asks Apple about each token.
-            due = try await store.refreshSchedule.claimDue(now: now, idleTTL: idleTTL, limit: maxPerSecond, lease: Self.lease)
+            due = try await store.refreshSchedule.claimDue(
+                now: now, idleTTL: idleTTL, limit: maxPerSecond, lease: Self.lease, receivingTeam: receivingTeam)
         } catch {
             logger.warning("refresh validation could not read its schedule", metadata: ["error": "\(error)"])
             return [:]

@@ -118,7 +118,8 @@ struct SignIn: Sendable {
         }
         let identity = VerifiedIdentity(
             appleSub: claims.subject, email: claims.email, emailVerified: claims.emailVerified, isPrivateEmail: claims.isPrivateEmail,
-            realUserStatus: verified.payload["real_user_status"] == nil ? nil : UserRecord.RealUserStatus(rawValue: claims.realUserStatus.rawValue))
+            realUserStatus: verified.payload["real_user_status"] == nil ? nil : UserRecord.RealUserStatus(rawValue: claims.realUserStatus.rawValue),
+            transferSub: claims.transferSubject.flatMap { $0.isEmpty ? nil : $0 })
         // `exp` is within `AppleClaims.latestTime` once verified, so adding the leeway below
         // cannot overflow; the clamp keeps that true should the bound ever move.
         let tokenExpiry = min(claims.expiresAt ?? now + 86_400, AppleClaims.latestTime)

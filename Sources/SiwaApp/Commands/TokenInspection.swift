@@ -85,21 +85,3 @@ public struct TokenInspection: Sendable {
         return try JSONWebKeySet(json: document)
     }
 }
-
-/// Reads a whole (small) file with POSIX calls.
-enum FileBytes {
-    static func read(_ path: String, limit: Int = 16 << 20) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = Glibc.read(fd, &chunk, chunk.count)
-            if count < 0 { return nil }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<count])
-            if bytes.count > limit { return nil }
-        }
-    }
-}

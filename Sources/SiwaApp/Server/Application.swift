@@ -110,7 +110,7 @@ public final class Application: Sendable {
         if let api = apple.api, validationInterval > 0 {
             refreshValidator = RefreshValidator(
                 api: api, store: store, interval: validationInterval, idleTTL: idleTTL, maxPerSecond: RefreshValidator.defaultMaxPerSecond,
-                metrics: metrics, logger: logger, clock: clocks.wall)
+                metrics: metrics, logger: logger, clock: clocks.wall, receivingTeam: configuration.teamID)
         } else {
             refreshValidator = nil
         }
