@@ -149,7 +149,8 @@ extension Store {
     static let housekeepingLock = PostgresConnection.advisoryLockKey("siwa-server housekeeping")
 
     /// Housekeeping's deletes in one transaction: sessions past their absolute or idle expiry,
-    /// replay marks, nonces, pending profiles and web sign-ins past theirs. Of several
+    /// replay marks, nonces, pending profiles, web sign-ins, app return codes, password reset
+    /// codes and attempt counters past theirs. Of several
     /// instances one at a time does it: on PostgreSQL the transaction first takes an advisory
     /// lock without waiting, and nil means another instance holds it. Returns the rows deleted.
     public func pruneExpired(now: Int64, idleTTL: Int64) async throws -> Int? {
@@ -163,6 +164,7 @@ extension Store {
                 + PendingProfileStore.prune(in: connection, now: now)
                 + WebSignInStore.prune(in: connection, now: now)
                 + Self.pruneAppReturnCodes(in: connection, now: now)
+                + Self.prunePasswordRecords(in: connection, now: now)
         }
     }
 }

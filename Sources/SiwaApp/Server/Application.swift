@@ -1,5 +1,6 @@
 import HTTPServer
 import Logging
+import Passwords
 import Store
 import Synchronization
 
@@ -20,6 +21,8 @@ public final class Application: Sendable {
     private let revoker: Revoker
     private let refreshValidator: RefreshValidator?
     private let housekeeping: Housekeeping
+    /// scrypt's own threads (SPEC §9): at most `threads` hashes at once, the rest queued.
+    let passwordHasher: PasswordHasher
     /// The demo's own webhook receiver (`siwa-server demo` only).
     let demoWebhooks: DemoWebhookReceiver?
     /// Method and pattern of every route served, for `OpenAPITests`.
@@ -103,6 +106,20 @@ public final class Application: Sendable {
         let deletion = AccountDeletion(store: store, revoker: revoker, clock: clocks.wall)
         router.add(.delete, "/api/account", deletion.route(authenticator))
 
+        let hasher: PasswordHasher
+        do {
+            hasher = try PasswordHasher(threads: configuration.threads)
+        } catch {
+            store.close()
+            throw error
+        }
+        passwordHasher = hasher
+        let passwords = PasswordAccounts(
+            store: store, hasher: hasher, sessionTTL: Int64(configuration.sessionTTL.components.seconds),
+            canDeliverResetCodes: configuration.webhookURL != nil, logger: logger, clock: clocks.wall)
+        PasswordRoutes(accounts: passwords, signIn: signIn, authenticator: authenticator, cookies: cookies, trustedProxies: trustedProxies)
+            .register(on: &router, limited: limited)
+
         if demo, let secret = configuration.webhookSecret {
             let receiver = DemoWebhookReceiver(secret: secret, clock: clocks.wall)
             receiver.register(on: &router)
@@ -182,6 +199,7 @@ public final class Application: Sendable {
             await group.next()
             group.cancelAll()
         }
+        passwordHasher.stop()
         store.close()
         logger.info("stopped")
     }

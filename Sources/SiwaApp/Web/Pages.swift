@@ -127,7 +127,7 @@ enum Pages {
                 <dt>Name</dt><dd id="profile-name">\(name.isEmpty ? #"<span class="muted">not shared</span>"# : HTMLText.escape(name))</dd>
                 <dt>Email</dt><dd id="profile-email">\(email)</dd>
                 <dt>Email forwarding</dt><dd>\(forwarding)</dd>
-                <dt>Apple ID (team-scoped)</dt><dd><code>\(HTMLText.escape(user.appleSub))</code></dd>
+                <dt>Apple ID (team-scoped)</dt><dd><code>\(HTMLText.escape(user.appleSub ?? "—"))</code></dd>
                 <dt>Sign in with Apple</dt><dd>\(user.appleCredential == .authorized ? "authorized" : "revoked")</dd>
                 <dt>Member since</dt><dd>\(RFC3339.format(user.createdAt))</dd>
                 </dl>
