@@ -208,9 +208,10 @@ public enum PostgresSchema {
 
     /// Applies pending migrations, each with its `schema_migrations` row in one transaction,
     /// under an advisory lock: of several instances starting together, one migrates and the
-    /// others find the work done. Returns what this call applied.
+    /// others find the work done. Returns what this call applied. `through` stops at a version
+    /// (tests of a later migration on an earlier schema).
     @discardableResult
-    static func migrate(_ connection: PostgresConnection) throws -> [Migration] {
+    static func migrate(_ connection: PostgresConnection, through last: Int = .max) throws -> [Migration] {
         let known = migrations.sorted { $0.version < $1.version }
         return try connection.withAdvisoryLock(PostgresConnection.advisoryLockKey("siwa-server schema migrations")) { connection in
             try connection.execute(
@@ -227,7 +228,7 @@ public enum PostgresSchema {
             }
             try Migrator.check(recorded, against: known)
             var applied: [Migration] = []
-            for migration in known where recorded[migration.version] == nil {
+            for migration in known where recorded[migration.version] == nil && migration.version <= last {
                 try connection.transaction { connection in
                     try connection.execute(migration.sql)
                     try connection.run(
