@@ -1,12 +1,13 @@
 import AppleSimulator
 import Foundation
 import JSON
+import SQLite
 import Testing
 import TestSupport
 
 /// SPEC §5 "Secrets never reach logs": the real binary, logging at `trace`, runs every flow that
 /// handles a secret — native sign-in with a code, refusals, a notification, the web flow,
-/// refresh re-validation, account deletion — and then its logs, every error body it sent and
+/// refresh re-validation, account deletion, password accounts and their reset codes — and then its logs, every error body it sent and
 /// `/metrics` are searched for each token, code, secret and key that passed through it.
 @Suite struct SecretHygieneTests {
     static let app = "com.example.app"
@@ -37,7 +38,9 @@ import TestSupport
         let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let dataKey = Data((0..<32).map { UInt8($0 * 7 % 256) }).base64EncodedString()
+        let webhookSecret = "whsec_" + Data((0..<32).map { UInt8($0 * 5 % 256) }).base64EncodedString()
         let server = try ServerProcess(["serve"], environment: ServerProcess.environment(simulator: simulator, [
+            "SIWA_WEBHOOK_URL": "http://127.0.0.1:9/hooks", "SIWA_WEBHOOK_SECRET": webhookSecret,
             "SIWA_LOG_LEVEL": "trace", "SIWA_DATA_KEY": dataKey,
             "SIWA_CLIENT_IDS": "\(Self.app),\(Self.web)", "SIWA_WEB_CLIENT_ID": Self.web,
             "SIWA_PUBLIC_URL": "http://localhost:8080", "SIWA_REFRESH_VALIDATION_INTERVAL": "1s",
@@ -52,7 +55,7 @@ import TestSupport
         func json(_ object: [(String, JSONValue)]) -> String { JSONWriter.string(.object(JSONObject(object))) }
         let jsonHeaders = ["Content-Type": "application/json"]
 
-        var secrets: [(what: String, value: String)] = [("data_key", dataKey)]
+        var secrets: [(what: String, value: String)] = [("data_key", dataKey), ("webhook_secret", webhookSecret)]
         // Every base64 line of the developer key's PEM.
         for line in simulator.developerKeyPEM.split(separator: "\n") where !line.hasPrefix("-----") {
             secrets.append(("private key", String(line)))
@@ -143,7 +146,44 @@ import TestSupport
         }
         #expect(validated, "the refresh token was re-validated at Apple")
 
-        // 6. Deletion revokes at Apple.
+        // 6. Password accounts (SPEC §9): passwords sent, right and wrong, a reset code from the
+        //    webhook event, then a code used twice, and the upgrade's password.
+        let passwords = ["first Pässword of Ada 1815", "wrong guess at the password", "the reset password of Ada", "a fourth secret phrase"]
+        for (index, password) in passwords.enumerated() { secrets.append(("password \(index + 1)", password)) }
+        let ada: (String) -> String = { json([("email", .string("ada.pw@example.com")), ("password", .string($0))]) }
+        let madePassword = try await send("POST", "/api/auth/password/sign-up", headers: jsonHeaders, body: ada(passwords[0]))
+        #expect(madePassword.status == 201, "\(madePassword.body)")
+        remember("session token", token: try #require(madePassword.json?["session"]?.object?["token"]?.string))
+        refused("wrong password", try await send("POST", "/api/auth/password", headers: jsonHeaders, body: ada(passwords[1])))
+        refused("weak password", try await send("POST", "/api/auth/password/sign-up", headers: jsonHeaders, body: json([
+            ("email", .string("bob.pw@example.com")), ("password", .string("bob.pw and more words")),
+        ])))
+        secrets.append(("weak password", "bob.pw and more words"))
+        #expect(try await send("POST", "/api/auth/password/reset-request", headers: jsonHeaders, body: json([("email", .string("ada.pw@example.com"))])).status == 202)
+        let database = try Database(path: server.folder + "/data/siwa.sqlite3", readers: 1)
+        let event = try #require(try database.read {
+            try $0.queryOne("SELECT body FROM webhook_events WHERE type = 'user.password_reset_requested'")?.string(0)
+        })
+        database.close()
+        let resetCode = try #require(try JSONParser.parse(event).object?["data"]?.object?["code"]?.string)
+        remember("reset code", token: resetCode)
+        let reset = json([("code", .string(resetCode)), ("new_password", .string(passwords[2]))])
+        #expect(try await send("POST", "/api/auth/password/reset", headers: jsonHeaders, body: reset).status == 204)
+        refused("used reset code", try await send("POST", "/api/auth/password/reset", headers: jsonHeaders, body: reset))
+        let upgradeToken = try simulator.issueCode(sub: "000700.00000000000000000000000000000701.0700", clientID: Self.app, nonce: "n-u")
+        remember("identity token", token: upgradeToken.identityToken)
+        remember("authorization code", token: upgradeToken.code)
+        refused("upgrade with a wrong password", try await send("POST", "/api/auth/apple/upgrade", headers: jsonHeaders, body: json([
+            ("email", .string("ada.pw@example.com")), ("password", .string(passwords[3])),
+            ("identity_token", .string(upgradeToken.identityToken)), ("nonce", .string("n-u")),
+        ])))
+        let upgraded = try await send("POST", "/api/auth/apple/upgrade", headers: jsonHeaders, body: json([
+            ("email", .string("ada.pw@example.com")), ("password", .string(passwords[2])),
+            ("identity_token", .string(upgradeToken.identityToken)), ("authorization_code", .string(upgradeToken.code)), ("nonce", .string("n-u")),
+        ]))
+        #expect(upgraded.status == 200, "\(upgraded.body)")
+
+        // 7. Deletion revokes at Apple.
         #expect(try await send("DELETE", "/api/account", headers: ["Authorization": "Bearer \(session)"]).status == 202)
         let metrics = try await send("GET", "/metrics").body
 
@@ -164,6 +204,7 @@ import TestSupport
         let logs = server.stdoutText + server.stderrText
         // The search means something only if the logs saw these requests.
         #expect(logs.contains("/api/auth/apple") && logs.contains("/auth/apple/callback") && logs.contains("/apple/notifications"))
+        #expect(logs.contains("/api/auth/password/reset") && logs.contains("/api/auth/apple/upgrade"))
         let haystacks = [("logs", logs), ("/metrics", metrics)] + errorBodies.map { ("error body of \($0.what)", $0.body) }
         for secret in secrets where secret.value.count >= 16 {
             // A part of a secret is a leak too: its first and last 24 characters are searched
