@@ -445,6 +445,93 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/auth/password/sign-in": {
+          "post": {
+            "tags": ["web"], "operationId": "webPasswordSignIn", "summary": "The sign-in page's email and password form.",
+            "requestBody": {"$ref": "#/components/requestBodies/SignInPageForm"},
+            "responses": {
+              "303": {"description": "Signed in: to /account with the siwa_session cookie; refused: to /?error= with the API's error code."},
+              "403": {"$ref": "#/components/responses/WebError"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"}
+            }
+          }
+        },
+        "/auth/password/sign-up": {
+          "post": {
+            "tags": ["web"], "operationId": "webPasswordSignUp", "summary": "The sign-in page's create-an-account form (email, password, given_name).",
+            "requestBody": {"$ref": "#/components/requestBodies/SignInPageForm"},
+            "responses": {
+              "303": {"description": "Created: to /account with the siwa_session cookie; refused: to /?error=."},
+              "403": {"$ref": "#/components/responses/WebError"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"}
+            }
+          }
+        },
+        "/auth/password/reset-request": {
+          "post": {
+            "tags": ["web"], "operationId": "webPasswordResetRequest", "summary": "The sign-in page's forgot-password form.",
+            "requestBody": {"$ref": "#/components/requestBodies/SignInPageForm"},
+            "responses": {
+              "303": {"description": "To /?reset=requested whether or not the email has a password; to /?error=not_configured without webhook_url."},
+              "403": {"$ref": "#/components/responses/WebError"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"}
+            }
+          }
+        },
+        "/reset-password": {
+          "get": {
+            "tags": ["web"], "operationId": "resetPasswordPage", "summary": "The page a reset code leads to: the code and a new password.",
+            "parameters": [{"name": "code", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}}}
+          }
+        },
+        "/auth/password/reset": {
+          "post": {
+            "tags": ["web"], "operationId": "webPasswordReset", "summary": "The reset page's form (code, new_password).",
+            "requestBody": {"$ref": "#/components/requestBodies/SignInPageForm"},
+            "responses": {
+              "303": {"description": "To /?reset=done; refused: back to /reset-password?error=."},
+              "403": {"$ref": "#/components/responses/WebError"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"}
+            }
+          }
+        },
+        "/account/password": {
+          "post": {
+            "tags": ["web"], "operationId": "webSetPassword", "summary": "Sets or changes the password (current_password, new_password), as PUT /api/account/password.",
+            "security": [{"sessionCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
+            "responses": {"303": {"description": "To /account?password=set, or /account?error=."}, "403": {"$ref": "#/components/responses/WebError"}}
+          }
+        },
+        "/account/password/remove": {
+          "post": {
+            "tags": ["web"], "operationId": "webRemovePassword", "summary": "Removes the password, as DELETE /api/account/password.",
+            "security": [{"sessionCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
+            "responses": {"303": {"description": "To /account?password=removed, or /account?error=last_sign_in_method."}, "403": {"$ref": "#/components/responses/WebError"}}
+          }
+        },
+        "/account/apple/link": {
+          "post": {
+            "tags": ["web"], "operationId": "webLinkApple",
+            "summary": "Add Sign in with Apple: to Apple's authorize page; the state remembers the session, and Apple's callback links the Apple ID to its user.",
+            "security": [{"sessionCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
+            "responses": {
+              "303": {"description": "To Apple with the siwa_auth binding cookie, back on /account?linked=1; or /account?error=reauthentication_required for a session older than 10 minutes."},
+              "403": {"$ref": "#/components/responses/WebError"}
+            }
+          }
+        },
+        "/account/apple/remove": {
+          "post": {
+            "tags": ["web"], "operationId": "webRemoveApple", "summary": "Removes Sign in with Apple, as DELETE /api/account/apple.",
+            "security": [{"sessionCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
+            "responses": {"303": {"description": "To /account?apple=removed, or /account?error=last_sign_in_method."}, "403": {"$ref": "#/components/responses/WebError"}}
+          }
+        },
         "/static/siwa.css": {
           "get": {
             "tags": ["web"], "operationId": "stylesheet", "summary": "The pages' stylesheet.",
@@ -464,13 +551,31 @@ enum OpenAPIDocument {
           "sessionCookie": {"type": "apiKey", "in": "cookie", "name": "\#(SessionCookies.sessionName)", "description": "The web flow's session cookie. State-changing requests must carry an Origin equal to public_url's origin."}
         },
         "requestBodies": {
+          "SignInPageForm": {
+            "required": true,
+            "content": {
+              "application/x-www-form-urlencoded": {
+                "schema": {
+                  "type": "object", "required": ["csrf"],
+                  "properties": {
+                    "csrf": {"type": "string", "description": "The sign-in page's token, bound to the siwa_form cookie."},
+                    "email": {"type": "string"}, "password": {"type": "string"}, "given_name": {"type": "string"},
+                    "code": {"type": "string"}, "new_password": {"type": "string"}
+                  }
+                }
+              }
+            }
+          },
           "AccountForm": {
             "required": true,
             "content": {
               "application/x-www-form-urlencoded": {
                 "schema": {
                   "type": "object", "required": ["csrf"],
-                  "properties": {"csrf": {"type": "string", "description": "The account page's CSRF token."}, "confirm": {"const": "yes"}}
+                  "properties": {
+                    "csrf": {"type": "string", "description": "The account page's CSRF token."}, "confirm": {"const": "yes"},
+                    "current_password": {"type": "string"}, "new_password": {"type": "string"}
+                  }
                 }
               }
             }

@@ -1,7 +1,6 @@
 import HTTPServer
 import JSON
 import Store
-import WireFormat
 
 /// SPEC §9's routes: password accounts (sign-up, sign-in, set or change, reset, remove), the
 /// upgrade to Sign in with Apple, and linking an Apple ID to the signed-in user.
@@ -134,10 +133,7 @@ struct PasswordRoutes: Sendable {
     }
 
     private func client(of request: HTTPRequest) -> String {
-        let address = ClientAddress.resolve(
-            peer: request.remoteAddress, forwardedFor: request.headers.combinedValue("X-Forwarded-For"), trusted: trustedProxies)
-        // An IPv6 client by its /64, as the rate limiter counts it.
-        return Hex.encode(ClientRateLimiter.key(for: address))
+        ClientAddress.attemptKey(of: request, trusted: trustedProxies)
     }
 
     private static func parse(_ request: HTTPRequest) throws -> PasswordRequestBody {

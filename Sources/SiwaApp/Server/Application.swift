@@ -130,15 +130,17 @@ public final class Application: Sendable {
 
         let signInMode: Pages.SignInMode =
             demo ? .demo : .apple(clientID: configuration.webClientID ?? "", redirectURI: configuration.redirectURI)
+        let csrf = CSRFToken(dataKey: dataKey)
+        let webSignIn = WebSignIn(
+            configuration: configuration, store: store.webSignIns, sessions: sessions, signIn: signIn, cookies: cookies, logger: logger,
+            clock: clocks.wall)
+        let passwordForms = PasswordForms(accounts: passwords, cookies: cookies, csrf: csrf, trustedProxies: trustedProxies)
         WebRoutes.register(
             on: &router,
             pages: AccountPages(
-                authenticator: authenticator, sessions: sessions, deletion: deletion, cookies: cookies,
-                csrf: CSRFToken(dataKey: dataKey), mode: signInMode, logger: logger),
-            signIn: WebSignIn(
-                configuration: configuration, store: store.webSignIns, signIn: signIn, cookies: cookies, logger: logger,
-                clock: clocks.wall),
-            limited: limited)
+                authenticator: authenticator, sessions: sessions, deletion: deletion, cookies: cookies, csrf: csrf, mode: signInMode,
+                logger: logger, passwordForms: passwordForms, passwords: passwords, webSignIn: webSignIn, trustedProxies: trustedProxies),
+            signIn: webSignIn, passwordForms: passwordForms, limited: limited)
 
         routes = router.routes.map { ($0.method.rawValue, $0.pattern) }
         var http = HTTPServerConfiguration(

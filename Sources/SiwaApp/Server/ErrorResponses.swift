@@ -115,21 +115,39 @@ struct ErrorResponses: Sendable {
 
     /// SPEC §9's refusals.
     func response(for failure: PasswordFailure) -> HTTPResponse {
+        let code = Self.code(failure)
         switch failure {
-        case .invalidRequest(let text): return json(400, code: "invalid_request", description: text)
-        case .weakPassword(let text): return json(400, code: "weak_password", description: text)
-        case .accountExists: return json(409, code: "account_exists", description: "an account with this email exists")
-        case .invalidCredentials: return json(401, code: "invalid_credentials", description: "the email or password is wrong")
+        case .invalidRequest(let text): return json(400, code: code, description: text)
+        case .weakPassword(let text): return json(400, code: code, description: text)
+        case .accountExists: return json(409, code: code, description: "an account with this email exists")
+        case .invalidCredentials: return json(401, code: code, description: "the email or password is wrong")
         case .tooManyAttempts(let seconds):
-            var response = json(429, code: "too_many_attempts", description: "too many failed attempts; retry after \(seconds) s")
+            var response = json(429, code: code, description: "too many failed attempts; retry after \(seconds) s")
             response.headers.add("Retry-After", String(seconds))
             return response
-        case .busy: return json(503, code: "busy", description: "too many passwords are being checked; try again shortly")
+        case .busy: return json(503, code: code, description: "too many passwords are being checked; try again shortly")
         case .reauthenticationRequired:
-            return json(403, code: "reauthentication_required", description: "sign in again: this needs a session made in the last 10 minutes")
-        case .notConfigured: return json(503, code: "not_configured", description: "password resets need webhook_url to deliver their codes")
-        case .invalidGrant: return json(400, code: "invalid_grant", description: "the reset code is wrong, used or expired")
-        case .lastSignInMethod: return json(409, code: "last_sign_in_method", description: "this is the account's only way to sign in")
+            return json(403, code: code, description: "sign in again: this needs a session made in the last 10 minutes")
+        case .notConfigured: return json(503, code: code, description: "password resets need webhook_url to deliver their codes")
+        case .invalidGrant: return json(400, code: code, description: "the reset code is wrong, used or expired")
+        case .lastSignInMethod: return json(409, code: code, description: "this is the account's only way to sign in")
+        }
+    }
+
+    /// The stable code of a password refusal: the API's `error`, and the `error=` with which
+    /// a page's form sends the browser back (the page says it in words).
+    static func code(_ failure: PasswordFailure) -> String {
+        switch failure {
+        case .invalidRequest: "invalid_request"
+        case .weakPassword: "weak_password"
+        case .accountExists: "account_exists"
+        case .invalidCredentials: "invalid_credentials"
+        case .tooManyAttempts: "too_many_attempts"
+        case .busy: "busy"
+        case .reauthenticationRequired: "reauthentication_required"
+        case .notConfigured: "not_configured"
+        case .invalidGrant: "invalid_grant"
+        case .lastSignInMethod: "last_sign_in_method"
         }
     }
 

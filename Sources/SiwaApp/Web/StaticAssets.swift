@@ -32,6 +32,12 @@ enum StaticAssets {
         button.small { font-size: 13px; padding: 3px 10px; }
         label.confirm { font-size: 14px; color: #6e6e73; }
         .sign-in { display: flex; flex-direction: column; align-items: flex-start; gap: 8px; }
+        form.stack { display: flex; flex-direction: column; align-items: flex-start; gap: 10px; margin: 8px 0 0; }
+        form.stack label { display: flex; flex-direction: column; gap: 4px; font-size: 14px; color: #6e6e73; width: 100%; max-width: 360px; }
+        input[type=email], input[type=password], input[type=text] { font: inherit; font-size: 15px; padding: 7px 10px;
+          border: 1px solid #d2d2d7; border-radius: 8px; color: #1d1d1f; }
+        details summary { cursor: pointer; font-weight: 500; }
+        ul.methods { list-style: none; margin: 0 0 12px; padding: 0; display: flex; flex-direction: column; gap: 14px; }
 
         /* Sign in with Apple (Apple's Human Interface Guidelines): black, white, white with a
            black outline; title at 43 % of the height in the system font; the logo artwork at
