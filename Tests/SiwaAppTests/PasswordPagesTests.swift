@@ -60,7 +60,6 @@ struct PasswordPagesTests {
         let account = try await fixture.send("GET", "/account", headers: ["Cookie": "siwa_session=\(session)"])
         #expect(account.body.contains("Hello, Ada"))
         #expect(account.body.contains(#"id="add-apple""#) && account.body.contains(#"id="change-password-form""#))
-        #expect(!account.body.contains(#"id="remove-password""#), "the only method has no remove button")
 
         // A second account with that email goes back to the page with the reason.
         let again = try await Self.post(fixture, "/auth/password/sign-up", fields, cookies: [form])
@@ -85,8 +84,11 @@ struct PasswordPagesTests {
         let account = try await fixture.send("GET", "/account", headers: ["Cookie": session])
         let accountToken = try #require(Self.csrf(in: account.body))
 
-        let start = try await Self.post(fixture, "/account/apple/link", [("csrf", accountToken)], cookies: [session])
-        #expect(start.status == 303)
+        // A link with the page's token (a form's redirect to Apple would break the CSP's form-action).
+        #expect(account.body.contains(#"href="/auth/apple/link?csrf="#))
+        #expect(try await fixture.send("GET", "/auth/apple/link?csrf=forged", headers: ["Cookie": session]).status == 403)
+        let start = try await fixture.send("GET", "/auth/apple/link?csrf=\(FormURLEncoding.escape(accountToken))", headers: ["Cookie": session])
+        #expect(start.status == 302)
         let location = try #require(start.header("Location"))
         #expect(location.hasPrefix(fixture.simulator.baseURL + "/auth/authorize?"))
         let query = Dictionary(try FormFields(parsing: location.split(separator: "?", maxSplits: 1).last ?? "").fields.map { ($0.name, $0.value) }) { a, _ in a }
@@ -123,15 +125,15 @@ struct PasswordPagesTests {
             cookies: ["\(SessionCookies.formName)=\(cookie)"])
         let session = "siwa_session=" + (made.cookieValue(SessionCookies.sessionName) ?? "")
         let accountToken = try #require(Self.csrf(in: try await fixture.send("GET", "/account", headers: ["Cookie": session]).body))
-        let start = try await Self.post(fixture, "/account/apple/link", [("csrf", accountToken)], cookies: [session])
+        let start = try await fixture.send("GET", "/auth/apple/link?csrf=\(FormURLEncoding.escape(accountToken))", headers: ["Cookie": session])
         let location = try #require(start.header("Location"))
         let query = Dictionary(try FormFields(parsing: location.split(separator: "?", maxSplits: 1).last ?? "").fields.map { ($0.name, $0.value) }) { a, _ in a }
         // Signed out before Apple answered.
         #expect(try await Self.post(fixture, "/account/logout", [("csrf", accountToken)], cookies: [session]).status == 303)
         let sub = "000902.00000000000000000000000000000902.0902"
+        let binding: String = try #require(start.cookieValue(SessionCookies.bindingName))
         let callback = try await fixture.callback(
-            try fixture.applePost(state: try #require(query["state"]), nonce: try #require(query["nonce"]), sub: sub),
-            binding: try #require(start.cookieValue(SessionCookies.bindingName)))
+            try fixture.applePost(state: try #require(query["state"]), nonce: try #require(query["nonce"]), sub: sub), binding: binding)
         #expect(callback.status == 400)
         #expect(try fixture.database.read { try $0.queryOne("SELECT COUNT(*) FROM users WHERE apple_sub = ?", [.text(sub)])?.int(0) } == 0)
         await fixture.stop()

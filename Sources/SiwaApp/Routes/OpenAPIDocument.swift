@@ -512,15 +512,17 @@ enum OpenAPIDocument {
             "responses": {"303": {"description": "To /account?password=removed, or /account?error=last_sign_in_method."}, "403": {"$ref": "#/components/responses/WebError"}}
           }
         },
-        "/account/apple/link": {
-          "post": {
+        "/auth/apple/link": {
+          "get": {
             "tags": ["web"], "operationId": "webLinkApple",
-            "summary": "Add Sign in with Apple: to Apple's authorize page; the state remembers the session, and Apple's callback links the Apple ID to its user.",
+            "summary": "Add Sign in with Apple (a link of the account page): to Apple's authorize page; the state remembers the session, and Apple's callback links the Apple ID to its user.",
             "security": [{"sessionCookie": []}],
-            "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
+            "parameters": [{"name": "csrf", "in": "query", "required": true, "description": "The account page's CSRF token.", "schema": {"type": "string"}}],
             "responses": {
-              "303": {"description": "To Apple with the siwa_auth binding cookie, back on /account?linked=1; or /account?error=reauthentication_required for a session older than 10 minutes."},
-              "403": {"$ref": "#/components/responses/WebError"}
+              "302": {"description": "To Apple with the siwa_auth binding cookie, back on /account?linked=1."},
+              "303": {"description": "To /account?error=reauthentication_required for a session older than 10 minutes, or to / without a session."},
+              "403": {"$ref": "#/components/responses/WebError"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"}
             }
           }
         },

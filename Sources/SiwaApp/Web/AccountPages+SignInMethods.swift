@@ -26,14 +26,23 @@ extension AccountPages {
         }
     }
 
-    /// To Apple, to come back linked; only from a session made in the last 10 minutes.
+    /// `GET /auth/apple/link?csrf=…`: to Apple, to come back linked; only from a session made
+    /// in the last 10 minutes. A link, not a form: the pages' CSP (`form-action 'self'`) would
+    /// stop a form's redirect to Apple. The page's CSRF token in the query is the proof that
+    /// this site's account page sent the browser (the page sends no referrer, so it leaks nowhere).
     func linkApple(_ request: HTTPRequest) async throws -> HTTPResponse {
-        try await form(request) { found, _ in
-            guard found.session.createdAt > authenticator.clock() - PasswordAccounts.recentSignIn else {
-                return Pages.seeOther("/account?error=" + ErrorResponses.code(.reauthenticationRequired))
-            }
-            return try await webSignIn.startLink(sessionID: found.session.id)
+        let found: SessionAuthenticator.Authenticated
+        do {
+            found = try await authenticator.authenticate(request, origin: .notChecked)
+        } catch is SessionAuthenticator.Refusal {
+            return Pages.seeOther("/")
         }
+        let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
+        guard csrf.isValid(query["csrf"], for: found.session.id) else { throw PageError.formExpired }
+        guard found.session.createdAt > authenticator.clock() - PasswordAccounts.recentSignIn else {
+            return Pages.seeOther("/account?error=" + ErrorResponses.code(.reauthenticationRequired))
+        }
+        return try await webSignIn.startLink(sessionID: found.session.id)
     }
 
     func removeApple(_ request: HTTPRequest) async throws -> HTTPResponse {

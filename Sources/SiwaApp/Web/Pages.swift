@@ -1,5 +1,6 @@
 import HTTPServer
 import Store
+import WireFormat
 
 /// The HTML pages: `/`, `/account` and the error page. Every value from a user or from Apple
 /// is escaped (Apple passes the name a person typed through unchecked, APPLE.md §1.2).
@@ -241,29 +242,24 @@ enum Pages {
                 """)
     }
 
-    /// The user's ways in, with the forms that add or remove them (SPEC §9); the last one has
-    /// no remove button.
+    /// The user's ways in, with the forms that add or remove them (SPEC §9). Removing the last
+    /// one is offered too: the server refuses it and says why.
     static func signInMethods(_ user: UserRecord, csrf: String) -> String {
         let token = csrfField(csrf)
-        let both = user.appleSub != nil && user.hasPassword
         let apple: String
         if user.appleSub != nil {
             let state = user.appleCredential == .authorized ? "added" : "added (authorization revoked at Apple: sign in with Apple again)"
-            let remove = both
-                ? #"<form class="inline" method="post" action="/account/apple/remove">\#(token)<button id="remove-apple" class="small" type="submit">Remove</button></form>"#
-                : ""
+            let remove = #"<form class="inline" method="post" action="/account/apple/remove">\#(token)<button id="remove-apple" class="small" type="submit">Remove</button></form>"#
             apple = #"<li id="method-apple"><strong>Sign in with Apple</strong> <span class="badge">\#(state)</span> \#(remove)</li>"#
         } else {
             apple = """
                 <li id="method-apple"><strong>Sign in with Apple</strong> <span class="muted">not added</span>
-                <form class="inline" method="post" action="/account/apple/link">\(token)<button id="add-apple" class="small" type="submit">Add Sign in with Apple</button></form></li>
+                <a id="add-apple" class="button small" href="/auth/apple/link?csrf=\(HTMLText.escape(FormURLEncoding.escape(csrf)))">Add Sign in with Apple</a></li>
                 """
         }
         let password: String
         if user.hasPassword {
-            let remove = both
-                ? #"<form class="inline" method="post" action="/account/password/remove">\#(token)<button id="remove-password" class="small" type="submit">Remove</button></form>"#
-                : ""
+            let remove = #"<form class="inline" method="post" action="/account/password/remove">\#(token)<button id="remove-password" class="small" type="submit">Remove</button></form>"#
             password = """
                 <li id="method-password"><strong>Password</strong> <span class="badge">set</span> \(remove)
                 <form id="change-password-form" class="stack" method="post" action="/account/password">\(token)
@@ -289,7 +285,7 @@ enum Pages {
             \(apple)
             \(password)
             </ul>
-            <p class="muted">Adding a method needs a sign-in in the last 10 minutes; your only method cannot be removed.</p>
+            <p class="muted">Adding a method needs a sign-in in the last 10 minutes; your only way to sign in cannot be removed.</p>
             </section>
             """
     }

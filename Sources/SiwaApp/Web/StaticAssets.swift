@@ -29,7 +29,10 @@ enum StaticAssets {
           padding: 7px 14px; cursor: pointer; }
         button:hover { background: #f5f5f7; }
         button.danger { border-color: #d70015; color: #d70015; }
-        button.small { font-size: 13px; padding: 3px 10px; }
+        button.small, a.button.small { font-size: 13px; padding: 3px 10px; }
+        a.button { display: inline-block; font-size: 15px; border-radius: 8px; border: 1px solid #d2d2d7; background: #fff;
+          color: #1d1d1f; padding: 7px 14px; text-decoration: none; }
+        a.button:hover { background: #f5f5f7; }
         label.confirm { font-size: 14px; color: #6e6e73; }
         .sign-in { display: flex; flex-direction: column; align-items: flex-start; gap: 8px; }
         form.stack { display: flex; flex-direction: column; align-items: flex-start; gap: 10px; margin: 8px 0 0; }

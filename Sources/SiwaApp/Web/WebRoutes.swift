@@ -27,7 +27,7 @@ enum WebRoutes {
         router.add(.post, "/auth/password/reset", page(limited { try await passwordForms.reset($0) }))
         router.add(.post, "/account/password", page { try await pages.setPassword($0) })
         router.add(.post, "/account/password/remove", page { try await pages.removePassword($0) })
-        router.add(.post, "/account/apple/link", page { try await pages.linkApple($0) })
+        router.add(.get, "/auth/apple/link", page(limited { try await pages.linkApple($0) }))
         router.add(.post, "/account/apple/remove", page { try await pages.removeApple($0) })
 
         let stylesheet = Array(StaticAssets.stylesheet.utf8)

@@ -31,9 +31,9 @@ struct WebSignIn: Sendable {
 
     /// "Add Sign in with Apple" (SPEC §9): the same trip to Apple, whose state remembers the
     /// session it links for (Apple's callback is a cross-site POST, which carries no session
-    /// cookie). Back on `/account`. A 303: it answers the account page's form.
+    /// cookie). Back on `/account`.
     func startLink(sessionID: String) async throws -> HTTPResponse {
-        try await redirectToApple(status: 303, returnTo: Self.linkedReturn, codeChallenge: nil, linkSessionID: sessionID)
+        try await redirectToApple(status: 302, returnTo: Self.linkedReturn, codeChallenge: nil, linkSessionID: sessionID)
     }
 
     static let linkedReturn = "/account?linked=1"
