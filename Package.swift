@@ -83,7 +83,7 @@ let package = Package(
         ),
 
         // Measurement tool for Scripts/bench; not shipped.
-        .executableTarget(name: "siwa-bench", dependencies: ["JOSE", "JSON", "OpenSSLCrypto", "AppleSimulator", "WireFormat"], swiftSettings: strict),
+        .executableTarget(name: "siwa-bench", dependencies: ["JOSE", "JSON", "OpenSSLCrypto", "AppleSimulator", "Passwords", "WireFormat"], swiftSettings: strict),
 
         // Shared by the test targets: child processes without Foundation's Process, a pool of
         // RSA keys so simulators do not each spend CPU generating their own, and a throwaway

@@ -2,7 +2,8 @@
 -- Each wrk thread takes every Nth line, so no body is sent twice while the file lasts.
 --   wrk -t2 ... -s Scripts/bench-lua/post-lines.lua URL -- BODIES_FILE THREADS
 -- When a thread runs out it starts again from its first line (the server then answers 401
--- `replayed`, which wrk counts as non-2xx: the file was too short for the run) and says so.
+-- `replayed`, which wrk counts as non-2xx: the file was too short for the run) and says so,
+-- unless a third argument `cycle` says the bodies are meant to be sent again (passwords).
 local counter = 0
 local threads = {}
 
@@ -14,6 +15,7 @@ end
 
 function init(args)
   local path, total = args[1], tonumber(args[2])
+  cycle = args[3] == "cycle"
   bodies = {}
   local n = 0
   for line in io.lines(path) do
@@ -37,7 +39,7 @@ end
 function done(summary, latency, requests)
   for _, thread in ipairs(threads) do
     local times = thread:get("wrapped")
-    if times and times > 0 then
+    if times and times > 0 and not thread:get("cycle") then
       io.write(string.format("bodies exhausted: thread %d started over %d time(s)\n", thread:get("id"), times))
     end
   end

@@ -63,7 +63,7 @@ public final class PasswordHasher: Sendable {
     /// A new PHC hash of `password` with today's parameters and a fresh salt.
     public func hash(_ password: String) async throws(Busy) -> String {
         let parameters = self.parameters
-        return try await run { try Self.hash(password, parameters: parameters).description }
+        return try await run { try Self.derive(password, parameters: parameters).description }
     }
 
     /// Checks `password` against `stored`. Costs one hash whatever `stored` is: nil (no such
@@ -89,7 +89,8 @@ public final class PasswordHasher: Sendable {
 
     // MARK: - The work itself (pure, on the calling thread)
 
-    static func hash(_ password: String, parameters: ScryptParameters, salt: [UInt8]? = nil) throws -> PasswordHash {
+    /// One hash on the calling thread (the pool's work; benchmarks call it directly).
+    public static func derive(_ password: String, parameters: ScryptParameters, salt: [UInt8]? = nil) throws -> PasswordHash {
         let salt = salt ?? SecureRandom.bytes(ScryptParameters.saltBytes)
         let derived = try Scrypt.derive(
             password: password.utf8, salt: salt, logN: parameters.logN, r: parameters.r, p: parameters.p,

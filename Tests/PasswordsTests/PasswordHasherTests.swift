@@ -28,7 +28,7 @@ import WireFormat
     }
 
     @Test func aHashOfOlderParametersMatchesAndAsksToBeRedone() async throws {
-        let old = try PasswordHasher.hash("correct horse battery", parameters: Self.cheap).description
+        let old = try PasswordHasher.derive("correct horse battery", parameters: Self.cheap).description
         let hasher = try PasswordHasher(threads: 1)
         defer { hasher.stop() }
         #expect(try await hasher.verify("correct horse battery", against: old) == .init(matches: true, needsRehash: true))
@@ -37,7 +37,7 @@ import WireFormat
 
     @Test func pythonsHashlibScryptDerivesTheSameHash() async throws {
         guard PythonTools.testsEnabled else { return }
-        let stored = try PasswordHasher.hash("pässwörd with ünïcode", parameters: .current).description
+        let stored = try PasswordHasher.derive("pässwörd with ünïcode", parameters: .current).description
         let script = """
             import base64, hashlib, hmac, sys
             _, name, params, salt, expected = sys.argv[2].split("$")
@@ -62,7 +62,7 @@ import WireFormat
                     let done: Bool? = try? await hasher.run {
                         running.enter()
                         defer { running.leave() }
-                        _ = try PasswordHasher.hash("correct horse battery", parameters: .current)
+                        _ = try PasswordHasher.derive("correct horse battery", parameters: .current)
                         return true
                     }
                     return done != nil
