@@ -10,6 +10,10 @@ import SystemThread
 /// scrypt runs at once, so memory stays at `threads` × 32 MiB however many sign-ins arrive,
 /// and the rest wait in a bounded queue; past it a caller is refused at once (`Busy`, answered
 /// 503 `busy`). Never on an I/O thread, nor on Swift's cooperative pool, which runs handlers.
+///
+/// The bound counts hashes admitted and not yet finished (running or waiting), at most
+/// `threads + queueCapacity`: a worker that finished a hash but has not yet taken the next one
+/// (its low priority lets others run first) must not make a full queue refuse callers.
 public final class PasswordHasher: Sendable {
     /// Every thread is hashing and `queueCapacity` hashes wait already.
     public struct Busy: Error, Sendable {}
@@ -22,14 +26,18 @@ public final class PasswordHasher: Sendable {
         public let needsRehash: Bool
     }
 
-    /// Added to the threads' nice value, as for the HTTP server's background threads: a burst
-    /// of sign-ins takes the spare CPU, and an I/O loop that wakes wins the core at once.
-    static let niceIncrement: Int32 = 10
+    /// The threads' nice value: the lowest. A burst of sign-ins takes the CPU nobody else
+    /// wants, and an I/O loop or a database thread that wakes wins the core at once (at nice 19
+    /// a thread weighs 15 against a normal thread's 1024), so other routes keep their latency.
+    static let niceValue: Int32 = 19
 
     public let parameters: ScryptParameters
     public let threads: Int
     private let queue: BoundedJobQueue<@Sendable () -> Void>
     private let workers: [Worker]
+    /// Hashes admitted and not yet finished, and the most there may be.
+    private let admitted = Mutex(0)
+    private let maxAdmitted: Int
     private let stopped = Mutex(false)
 
     /// `queueCapacity` defaults to eight hashes per thread: at tens of milliseconds each, a
@@ -37,7 +45,9 @@ public final class PasswordHasher: Sendable {
     public init(parameters: ScryptParameters = .current, threads: Int, queueCapacity: Int? = nil) throws {
         self.parameters = parameters
         self.threads = max(1, threads)
-        let queue = BoundedJobQueue<@Sendable () -> Void>(capacity: queueCapacity ?? 8 * self.threads)
+        let capacity = queueCapacity ?? 8 * self.threads
+        maxAdmitted = self.threads + capacity
+        let queue = BoundedJobQueue<@Sendable () -> Void>(capacity: maxAdmitted)
         self.queue = queue
         var workers: [Worker] = []
         do {
@@ -45,7 +55,7 @@ public final class PasswordHasher: Sendable {
                 workers.append(Worker(try SystemThread.start(name: "siwa-hash-\(index)") {
                     #if canImport(Glibc)
                     // Linux keeps the nice value per thread; 0 means this thread.
-                    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceIncrement)
+                    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceValue)
                     #endif
                     while let job = queue.next() { job() }
                     // Frees OpenSSL's per-thread state now, not in a destructor racing exit.
@@ -127,10 +137,22 @@ public final class PasswordHasher: Sendable {
 
     /// Runs `work` on the pool (internal: tests run their own work to watch the bound).
     func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws(Busy) -> T {
+        let maxAdmitted = self.maxAdmitted
+        let admittedNow = admitted.withLock { count -> Bool in
+            guard count < maxAdmitted else { return false }
+            count += 1
+            return true
+        }
+        guard admittedNow else { throw Busy() }
         let result: Result<T, any Error> = await withCheckedContinuation { continuation in
             do {
-                try queue.submit { continuation.resume(returning: Result { try work() }) }
+                try queue.submit { [self] in
+                    let result = Result { try work() }
+                    admitted.withLock { $0 -= 1 }
+                    continuation.resume(returning: result)
+                }
             } catch {
+                admitted.withLock { $0 -= 1 }
                 continuation.resume(returning: .failure(Busy()))
             }
         }

@@ -6,10 +6,12 @@ import SQLite
 /// counts live in the database (`password_attempts`), so every instance on PostgreSQL shares
 /// one limit instead of each allowing its own five.
 ///
-/// An attempt is counted before its password is checked (`reserve`), in one statement per
-/// counter that also reads it, so concurrent guesses cannot all slip under the limit while
-/// their hashes run; a success takes it back (`release`: the email's count is reset, the
-/// address's own attempt uncounted).
+/// An email's attempt is counted before its password is checked (`reserve`), in one statement
+/// that also reads the count, so concurrent guesses at one account cannot all slip under its
+/// five while their hashes run; a success takes it back (`release` resets the email's count).
+/// An address's count is only read then, and grows by its failures (`recordFailure`): many
+/// people behind one address signing in at once are not failures, and the hashing pool bounds
+/// how many guesses can be in flight past the twentieth.
 public enum PasswordAttempts {
     public static let window: Int64 = 15 * 60
     public static let perEmail: Int64 = 5
@@ -38,27 +40,32 @@ public enum PasswordAttempts {
         let retryAfter: Int64
     }
 
-    /// Counts one attempt against each counter; over a limit it throws `OverLimit`, and the
-    /// caller's transaction rolls back, so nothing is counted.
+    /// Counts one attempt against the email, and checks the address's failures; over a limit
+    /// it throws `OverLimit`, and the caller's transaction rolls back, so nothing is counted.
     private static func reserve(_ keys: Keys, now: Int64, in connection: any SQLConnection) throws {
         try count(keys.email, limit: perEmail, now: now, in: connection)
-        if let address = keys.address { try count(address, limit: perAddress, now: now, in: connection) }
+        if let address = keys.address,
+           let row = try connection.queryOne("SELECT failures, window_ends_at FROM password_attempts WHERE key = ?", [.blob(address)])
+        {
+            let ends = try row.int64("window_ends_at")
+            if ends > now, try row.int64("failures") >= perAddress { throw OverLimit(retryAfter: max(1, ends - now)) }
+        }
     }
 
-    /// The attempt succeeded: the email's failures are forgotten, and the address's count
-    /// loses the attempt `reserve` added for it.
+    /// The password was wrong: the address counts one more failure (the email's was counted
+    /// by `reserve`).
+    static func recordFailure(_ keys: Keys, now: Int64, in connection: any SQLConnection) throws {
+        if let address = keys.address { try count(address, limit: .max, now: now, in: connection) }
+    }
+
+    /// The attempt succeeded: the email's failures are forgotten.
     static func release(_ keys: Keys, in connection: any SQLConnection) throws {
         try connection.run("DELETE FROM password_attempts WHERE key = ?", [.blob(keys.email)])
-        if let address = keys.address {
-            try connection.run("UPDATE password_attempts SET failures = failures - 1 WHERE key = ? AND failures > 0", [.blob(address)])
-        }
     }
 
-    /// The attempt was never made (the password could not be checked): both counts lose it.
+    /// The attempt was never made (the password could not be checked): the email's count loses it.
     static func uncount(_ keys: Keys, in connection: any SQLConnection) throws {
-        for key in [keys.email] + (keys.address.map { [$0] } ?? []) {
-            try connection.run("UPDATE password_attempts SET failures = failures - 1 WHERE key = ? AND failures > 0", [.blob(key)])
-        }
+        try connection.run("UPDATE password_attempts SET failures = failures - 1 WHERE key = ? AND failures > 0", [.blob(keys.email)])
     }
 
     /// Forgets an email's failures (its password was just reset).

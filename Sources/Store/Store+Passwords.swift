@@ -112,7 +112,12 @@ extension Store {
         try await PasswordAttempts.reserve(keys, now: now, engine: engine)
     }
 
-    /// The password was right: the email's count is reset (and the address's attempt taken back).
+    /// The password was wrong: its client address counts one more failure.
+    public func recordPasswordFailure(_ keys: PasswordAttempts.Keys, now: Int64) async throws {
+        try await engine.write { try PasswordAttempts.recordFailure(keys, now: now, in: $0) }
+    }
+
+    /// The password was right: the email's count is reset.
     public func releasePasswordAttempt(_ keys: PasswordAttempts.Keys) async throws {
         try await engine.write { try PasswordAttempts.release(keys, in: $0) }
     }

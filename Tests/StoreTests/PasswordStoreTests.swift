@@ -128,16 +128,20 @@ struct PasswordStoreTests {
             try await store.releasePasswordAttempt(bob)
             for _ in 0..<5 { #expect(try await store.reservePasswordAttempt(bob, now: 1_000) == .allowed) }
 
-            // Twenty from one address, across emails.
+            // Twenty failures from one address, across emails: counted as they fail, not as
+            // they are tried (people behind one address signing in at once are no failures).
             for index in 0..<20 {
-                #expect(try await store.reservePasswordAttempt(.init(email: "u\(index)@example.com", address: "a4"), now: 2_000) == .allowed)
+                let keys = PasswordAttempts.Keys(email: "u\(index)@example.com", address: "a4")
+                #expect(try await store.reservePasswordAttempt(keys, now: 2_000) == .allowed)
+                try await store.recordPasswordFailure(keys, now: 2_000)
             }
-            #expect(try await store.reservePasswordAttempt(.init(email: "new@example.com", address: "a4"), now: 2_000) == .refused(retryAfter: 900))
+            #expect(try await store.reservePasswordAttempt(.init(email: "new@example.com", address: "a4"), now: 2_100) == .refused(retryAfter: 800))
             // Refused attempts count nothing: the email's counter never started.
-            #expect(try await store.reservePasswordAttempt(.init(email: "new@example.com", address: "a5"), now: 2_000) == .allowed)
+            for _ in 0..<5 { #expect(try await store.reservePasswordAttempt(.init(email: "new@example.com", address: "a5"), now: 2_000) == .allowed) }
             // An attempt that was never checked is taken back.
-            try await store.uncountPasswordAttempt(.init(email: "u0@example.com", address: "a4"))
-            #expect(try await store.reservePasswordAttempt(.init(email: "u0@example.com", address: "a4"), now: 2_000) == .allowed)
+            try await store.uncountPasswordAttempt(.init(email: "new@example.com", address: "a5"))
+            #expect(try await store.reservePasswordAttempt(.init(email: "new@example.com", address: "a5"), now: 2_000) == .allowed)
+            #expect(try await store.reservePasswordAttempt(.init(email: "new@example.com", address: "a5"), now: 2_000) != .allowed)
 
             // The table holds hashes only.
             let keys = try await store.engine.read { try $0.query("SELECT key FROM password_attempts").map { try $0.blob(0) } }

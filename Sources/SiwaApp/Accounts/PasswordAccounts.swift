@@ -1,4 +1,3 @@
-import Logging
 import OpenSSLCrypto
 import Passwords
 import Store
@@ -31,7 +30,6 @@ struct PasswordAccounts: Sendable {
     let sessionTTL: Int64
     /// Whether a `webhook_url` is set, so reset codes can be delivered.
     let canDeliverResetCodes: Bool
-    let logger: Logger
     let clock: @Sendable () -> Int64
 
     /// A session this young counts as a recent sign-in (setting a first password, linking).
@@ -116,7 +114,10 @@ struct PasswordAccounts: Sendable {
             try? await store.uncountPasswordAttempt(keys)
             throw PasswordFailure.busy
         }
-        guard verification.matches, let credential else { throw PasswordFailure.invalidCredentials }
+        guard verification.matches, let credential else {
+            try await store.recordPasswordFailure(keys, now: clock())
+            throw PasswordFailure.invalidCredentials
+        }
         return (CheckedPassword(credential: credential, needsRehash: verification.needsRehash), keys)
     }
 
