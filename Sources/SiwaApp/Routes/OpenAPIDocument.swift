@@ -203,6 +203,7 @@ enum OpenAPIDocument {
               "401": {"description": "`unauthenticated`, or `invalid_credentials`: current_password is missing or wrong.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "403": {"description": "`reauthentication_required` (a first password needs a recent sign-in) or `forbidden`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "409": {"description": "`account_exists`: another account uses the email.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "429": {"$ref": "#/components/responses/TooManyAttempts"},
               "503": {"$ref": "#/components/responses/Busy"}
             }
@@ -239,6 +240,7 @@ enum OpenAPIDocument {
               "401": {"description": "`unauthenticated`, `invalid_token` or `invalid_grant`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "403": {"description": "`reauthentication_required` or `forbidden`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "409": {"description": "`apple_id_in_use`: the Apple ID belongs to another user; or `conflict`: this account has another Apple ID.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "502": {"description": "`apple_unavailable`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "503": {"description": "`keys_unavailable`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
             }
@@ -401,6 +403,7 @@ enum OpenAPIDocument {
               "303": {"description": "Signed in: to return_to with the siwa_session cookie, or to an app URL with a one-time code= and no cookie; or error=user_cancelled_authorize: to /?error=cancelled."},
               "400": {"$ref": "#/components/responses/WebError"},
               "401": {"$ref": "#/components/responses/WebError"},
+              "409": {"$ref": "#/components/responses/WebError"},
               "429": {"$ref": "#/components/responses/TooManyRequests"},
               "500": {"$ref": "#/components/responses/WebError"},
               "502": {"$ref": "#/components/responses/WebError"}
@@ -452,7 +455,8 @@ enum OpenAPIDocument {
             "responses": {
               "303": {"description": "Signed in: to /account with the siwa_session cookie; refused: to /?error= with the API's error code."},
               "403": {"$ref": "#/components/responses/WebError"},
-              "429": {"$ref": "#/components/responses/TooManyRequests"}
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "500": {"$ref": "#/components/responses/WebError"}
             }
           }
         },
@@ -463,7 +467,8 @@ enum OpenAPIDocument {
             "responses": {
               "303": {"description": "Created: to /account with the siwa_session cookie; refused: to /?error=."},
               "403": {"$ref": "#/components/responses/WebError"},
-              "429": {"$ref": "#/components/responses/TooManyRequests"}
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "500": {"$ref": "#/components/responses/WebError"}
             }
           }
         },
@@ -474,7 +479,8 @@ enum OpenAPIDocument {
             "responses": {
               "303": {"description": "To /?reset=requested whether or not the email has a password; to /?error=not_configured without webhook_url."},
               "403": {"$ref": "#/components/responses/WebError"},
-              "429": {"$ref": "#/components/responses/TooManyRequests"}
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "500": {"$ref": "#/components/responses/WebError"}
             }
           }
         },
@@ -492,7 +498,8 @@ enum OpenAPIDocument {
             "responses": {
               "303": {"description": "To /?reset=done; refused: back to /reset-password?error=."},
               "403": {"$ref": "#/components/responses/WebError"},
-              "429": {"$ref": "#/components/responses/TooManyRequests"}
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "500": {"$ref": "#/components/responses/WebError"}
             }
           }
         },
@@ -501,7 +508,7 @@ enum OpenAPIDocument {
             "tags": ["web"], "operationId": "webSetPassword", "summary": "Sets or changes the password (current_password, new_password), as PUT /api/account/password.",
             "security": [{"sessionCookie": []}],
             "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
-            "responses": {"303": {"description": "To /account?password=set, or /account?error=."}, "403": {"$ref": "#/components/responses/WebError"}}
+            "responses": {"303": {"description": "To /account?password=set, or /account?error=."}, "403": {"$ref": "#/components/responses/WebError"}, "500": {"$ref": "#/components/responses/WebError"}}
           }
         },
         "/account/password/remove": {
@@ -509,7 +516,7 @@ enum OpenAPIDocument {
             "tags": ["web"], "operationId": "webRemovePassword", "summary": "Removes the password, as DELETE /api/account/password.",
             "security": [{"sessionCookie": []}],
             "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
-            "responses": {"303": {"description": "To /account?password=removed, or /account?error=last_sign_in_method."}, "403": {"$ref": "#/components/responses/WebError"}}
+            "responses": {"303": {"description": "To /account?password=removed, or /account?error=last_sign_in_method."}, "403": {"$ref": "#/components/responses/WebError"}, "500": {"$ref": "#/components/responses/WebError"}}
           }
         },
         "/auth/apple/link": {
@@ -522,7 +529,8 @@ enum OpenAPIDocument {
               "302": {"description": "To Apple with the siwa_auth binding cookie, back on /account?linked=1."},
               "303": {"description": "To /account?error=reauthentication_required for a session older than 10 minutes, or to / without a session."},
               "403": {"$ref": "#/components/responses/WebError"},
-              "429": {"$ref": "#/components/responses/TooManyRequests"}
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "500": {"$ref": "#/components/responses/WebError"}
             }
           }
         },
@@ -531,7 +539,7 @@ enum OpenAPIDocument {
             "tags": ["web"], "operationId": "webRemoveApple", "summary": "Removes Sign in with Apple, as DELETE /api/account/apple.",
             "security": [{"sessionCookie": []}],
             "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
-            "responses": {"303": {"description": "To /account?apple=removed, or /account?error=last_sign_in_method."}, "403": {"$ref": "#/components/responses/WebError"}}
+            "responses": {"303": {"description": "To /account?apple=removed, or /account?error=last_sign_in_method."}, "403": {"$ref": "#/components/responses/WebError"}, "500": {"$ref": "#/components/responses/WebError"}}
           }
         },
         "/static/siwa.css": {
