@@ -11,6 +11,7 @@
 //       -> AppleClient (JWKS cache, Apple's REST endpoints) -> HTTPClient (HTTPS) -> TLS
 //   AppleSimulator (apple-sim: Apple's endpoints offline) -> HTTPServer, JOSE, HTTPClient, TLS
 // Beneath them, for whichever layers need them (one copy of each small helper):
+//   Passwords (scrypt password hashes on their own threads, the password rules) -> OpenSSLCrypto, SystemThread
 //   WireFormat (base64, hex, form-urlencoding, chunk-size lines, trimming, token kinds): imports nothing
 //   SystemThread (named POSIX threads, a mutex with its condition variable) -> CSystem
 import PackageDescription
@@ -50,6 +51,9 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite", "SQLRow", "SystemThread"], swiftSettings: strict),
         .target(name: "PostgreSQL", dependencies: ["CLibPQ", "CSystem", "SQLRow", "SystemThread"], swiftSettings: strict),
         .target(name: "OpenSSLCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // Password hashes (scrypt in PHC strings) on a bounded pool of threads, and the rules a
+        // new password must meet, with the common-password list shipped inside the binary.
+        .target(name: "Passwords", dependencies: ["COpenSSL", "OpenSSLCrypto", "SystemThread", "WireFormat"], swiftSettings: strict),
         .target(name: "JSON", swiftSettings: strict),
         .target(name: "JOSE", dependencies: ["JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .target(name: "TLS", dependencies: ["COpenSSL", "CSystem", "OpenSSLCrypto", "SystemThread"], swiftSettings: strict),
@@ -64,7 +68,7 @@ let package = Package(
         .target(
             name: "SiwaApp",
             dependencies: [
-                "HTTPServer", "Store", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "SystemThread", "WireFormat",
+                "HTTPServer", "Store", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "Passwords", "SystemThread", "WireFormat",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -79,7 +83,7 @@ let package = Package(
         ),
 
         // Measurement tool for Scripts/bench; not shipped.
-        .executableTarget(name: "siwa-bench", dependencies: ["JOSE", "JSON", "OpenSSLCrypto", "AppleSimulator", "HTTPServer", "WireFormat"], swiftSettings: strict),
+        .executableTarget(name: "siwa-bench", dependencies: ["JOSE", "JSON", "OpenSSLCrypto", "AppleSimulator", "HTTPServer", "Passwords", "WireFormat"], swiftSettings: strict),
 
         // Shared by the test targets: child processes without Foundation's Process, a pool of
         // RSA keys so simulators do not each spend CPU generating their own, and a throwaway
@@ -97,6 +101,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "OpenSSLCryptoTests", dependencies: ["OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "PasswordsTests", dependencies: ["Passwords", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "COpenSSL", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TLS", "HTTPServer", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),

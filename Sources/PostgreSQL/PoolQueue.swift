@@ -2,48 +2,36 @@ import SystemThread
 
 /// The jobs waiting for a pool worker: first in, first out, at most `capacity` of them, so that
 /// an overloaded or unreachable database turns callers away at once instead of piling them up.
-final class PoolQueue: @unchecked Sendable {
-    // Sendable because `jobs` and `isClosed` are only touched while holding `condition`.
-    private let condition = Condition()
-    private var jobs = FIFO<any PoolJob>()
-    private var isClosed = false
-    let capacity: Int
+final class PoolQueue: Sendable {
+    private let queue: BoundedJobQueue<any PoolJob>
 
     init(capacity: Int) {
-        self.capacity = max(1, capacity)
+        queue = BoundedJobQueue(capacity: capacity)
     }
 
+    var capacity: Int { queue.capacity }
+
     func submit(_ job: any PoolJob) throws(PostgresError) {
-        try condition.withLock { () throws(PostgresError) in
-            if isClosed { throw PostgresError.closed("the PostgreSQL pool") }
-            guard jobs.count < capacity else {
+        do throws(BoundedJobQueue<any PoolJob>.Refusal) {
+            try queue.submit(job)
+        } catch {
+            switch error {
+            case .closed:
+                throw PostgresError.closed("the PostgreSQL pool")
+            case .full:
                 throw PostgresError(
                     code: PostgresError.poolExhaustedCode,
                     message: "every PostgreSQL connection is busy and \(capacity) calls wait already"
                 )
             }
-            jobs.append(job)
-            condition.signal()
         }
     }
 
     /// The next job, waiting for one; nil once closed and drained (the worker then exits).
-    func next() -> (any PoolJob)? {
-        condition.withLock {
-            while jobs.isEmpty && !isClosed {
-                condition.wait()
-            }
-            return jobs.popFirst()
-        }
-    }
+    func next() -> (any PoolJob)? { queue.next() }
 
     /// Refuses new jobs; the queued ones are still handed out.
-    func close() {
-        condition.withLock {
-            isClosed = true
-            condition.broadcast()
-        }
-    }
+    func close() { queue.close() }
 
-    var waitingCount: Int { condition.withLock { jobs.count } }
+    var waitingCount: Int { queue.waitingCount }
 }

@@ -190,13 +190,46 @@ public enum PostgresSchema {
                 CREATE UNIQUE INDEX team_transfers_by_transfer_sub ON team_transfers(transfer_sub) WHERE transfer_sub IS NOT NULL;
                 """
         ),
+        // As SQLite's version 8 (see `Schema`); PostgreSQL drops the NOT NULL in place. The
+        // verified-email index folds ASCII letters only, as SQLite's lower() does, so both
+        // engines compare emails alike.
+        Migration(
+            version: 8,
+            name: "password_accounts",
+            sql: """
+                ALTER TABLE users ALTER COLUMN apple_sub DROP NOT NULL;
+                CREATE TABLE password_credentials(
+                    user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                    email TEXT NOT NULL UNIQUE,
+                    hash TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    updated_at BIGINT NOT NULL
+                );
+                CREATE TABLE password_reset_codes(
+                    code_hash BYTEA PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES password_credentials(user_id) ON DELETE CASCADE,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL
+                );
+                CREATE INDEX password_reset_codes_by_user ON password_reset_codes(user_id);
+                CREATE TABLE password_attempts(
+                    key BYTEA PRIMARY KEY,
+                    failures BIGINT NOT NULL,
+                    window_ends_at BIGINT NOT NULL
+                );
+                CREATE INDEX users_verified_email ON users(translate(email, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'))
+                    WHERE email_verified = 1 AND is_private_email = 0;
+                ALTER TABLE web_sign_ins ADD COLUMN link_session_id TEXT;
+                """
+        ),
     ]
 
     /// Applies pending migrations, each with its `schema_migrations` row in one transaction,
     /// under an advisory lock: of several instances starting together, one migrates and the
-    /// others find the work done. Returns what this call applied.
+    /// others find the work done. Returns what this call applied. `through` stops at a version
+    /// (tests of a later migration on an earlier schema).
     @discardableResult
-    static func migrate(_ connection: PostgresConnection) throws -> [Migration] {
+    static func migrate(_ connection: PostgresConnection, through last: Int = .max) throws -> [Migration] {
         let known = migrations.sorted { $0.version < $1.version }
         return try connection.withAdvisoryLock(PostgresConnection.advisoryLockKey("siwa-server schema migrations")) { connection in
             try connection.execute(
@@ -213,7 +246,7 @@ public enum PostgresSchema {
             }
             try Migrator.check(recorded, against: known)
             var applied: [Migration] = []
-            for migration in known where recorded[migration.version] == nil {
+            for migration in known where recorded[migration.version] == nil && migration.version <= last {
                 try connection.transaction { connection in
                     try connection.execute(migration.sql)
                     try connection.run(

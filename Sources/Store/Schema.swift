@@ -200,6 +200,59 @@ public enum Schema {
                 CREATE UNIQUE INDEX team_transfers_by_transfer_sub ON team_transfers(transfer_sub) WHERE transfer_sub IS NOT NULL;
                 """
         ),
+        // SPEC §9: password accounts, the upgrade to Sign in with Apple, and linking.
+        //
+        // Users may have no Apple ID, so `users.apple_sub` loses its NOT NULL. SQLite cannot
+        // drop a NOT NULL in place, and rebuilding `users` is worse here: with foreign keys on
+        // (they cannot be turned off inside the migration's transaction) dropping the old table
+        // deletes every session, Apple token and app return code with it (ON DELETE CASCADE).
+        // So the table's stored definition is edited, as SQLite documents for removing a NOT NULL
+        // constraint ("Making Other Kinds Of Table Schema Changes", lang_altertable.html): no
+        // row moves, and every column, index and reference (whatever earlier versions added)
+        // stays as it is. `RESET` makes this connection read the new definition; the CREATE
+        // TABLEs after it change the schema cookie, so every other connection does too. The
+        // insert proves the edit took, or fails the migration (rolled back whole).
+        //
+        // Then: a user's password credential (the email it signs in with, trimmed with ASCII
+        // letters lower-cased, unique; the PHC scrypt hash); reset codes (only their SHA-256,
+        // 30 minutes, single use; gone with the credential); failed-attempt counters per email
+        // and per client address, in the database so several instances share one limit (keys
+        // are SHA-256 of what they count, so the table holds no email); an index for "is this
+        // the verified email of an Apple user" (sign-up's account_exists); and the web flow's
+        // link to the signed-in session when "Add Sign in with Apple" started it.
+        Migration(
+            version: 8,
+            name: "password_accounts",
+            sql: """
+                PRAGMA writable_schema=ON;
+                UPDATE sqlite_schema SET sql = replace(sql, 'apple_sub TEXT NOT NULL UNIQUE', 'apple_sub TEXT UNIQUE')
+                    WHERE type = 'table' AND name = 'users';
+                PRAGMA writable_schema=RESET;
+                CREATE TABLE password_credentials(
+                    user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                    email TEXT NOT NULL UNIQUE,
+                    hash TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                );
+                CREATE TABLE password_reset_codes(
+                    code_hash BLOB PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES password_credentials(user_id) ON DELETE CASCADE,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX password_reset_codes_by_user ON password_reset_codes(user_id);
+                CREATE TABLE password_attempts(
+                    key BLOB PRIMARY KEY,
+                    failures INTEGER NOT NULL,
+                    window_ends_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX users_verified_email ON users(lower(email)) WHERE email_verified = 1 AND is_private_email = 0;
+                ALTER TABLE web_sign_ins ADD COLUMN link_session_id TEXT;
+                INSERT INTO users(id, apple_sub, created_at, updated_at) VALUES ('usr_migration_8_check', NULL, 0, 0);
+                DELETE FROM users WHERE id = 'usr_migration_8_check';
+                """
+        ),
     ]
 
     /// The newest version this build knows.

@@ -73,6 +73,15 @@ public struct SessionStore: Sendable {
         return (session, user)
     }
 
+    /// The user of a live session (absolute expiry only), read from the database: for a change
+    /// started by that session and finished without its cookie (linking from the web flow).
+    public func owner(sessionID: String, now: Int64) async throws -> String? {
+        try await engine.read { connection in
+            try connection.queryOne("SELECT user_id FROM sessions WHERE id = ? AND expires_at > ?", [.text(sessionID), .integer(now)])?
+                .string(0)
+        }
+    }
+
     /// Sessions held in memory (tests).
     public var cachedCount: Int { caching.count }
 

@@ -159,10 +159,11 @@ extension Store {
     static let housekeepingLock = PostgresConnection.advisoryLockKey("siwa-server housekeeping")
 
     /// Housekeeping's deletes in one transaction: sessions past their absolute or idle expiry,
-    /// replay marks, nonces, pending profiles and web sign-ins past theirs, and signing keys a
-    /// day after they were retired. Of several instances one at a time does it: on PostgreSQL
-    /// the transaction first takes an advisory lock without waiting, and nil means another
-    /// instance holds it. Returns the rows deleted.
+    /// replay marks, nonces, pending profiles, web sign-ins, app return codes, password reset
+    /// codes and attempt counters past theirs, and signing keys a day after they were retired.
+    /// Of several instances one at a time does it: on PostgreSQL the transaction first takes an
+    /// advisory lock without waiting, and nil means another instance holds it. Returns the rows
+    /// deleted.
     public func pruneExpired(now: Int64, idleTTL: Int64) async throws -> Int? {
         try await engine.write { connection -> Int? in
             if connection.dialect == .postgres {
@@ -175,6 +176,7 @@ extension Store {
                 + WebSignInStore.prune(in: connection, now: now)
                 + Self.pruneAppReturnCodes(in: connection, now: now)
                 + SigningKeyStore.prune(in: connection, now: now)
+                + Self.prunePasswordRecords(in: connection, now: now)
         }
     }
 }

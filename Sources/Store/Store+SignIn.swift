@@ -59,6 +59,9 @@ public enum SignInConflict: Error, Equatable, Sendable {
     case nonceReplayed
     /// The server-issued nonce is past its 10 minutes.
     case nonceExpired
+    /// SPEC §9 "No silent merges": the token's verified, non-relay email is another user's
+    /// password email and its `sub` is not yet known.
+    case accountExists
 
     init?(_ use: NonceUse) {
         switch use {
@@ -130,6 +133,7 @@ extension Store {
         if let nonce = write.nonce, let conflict = SignInConflict(try ReplayGuard.consumeNonce(nonce, now: now, in: connection)) {
             throw conflict
         }
+        if let refusal = try mergeRefusal(write.identity, in: connection) { throw refusal }
         try ReplayGuard.recordUsedToken(write.tokenHash, expiresAt: write.tokenExpiresAt, in: connection)
         let adopted = try PendingProfileStore.adopt(appleSub: write.identity.appleSub, now: now, in: connection)
         // During a team transfer's window a user not yet imported arrives with the new team's
@@ -154,7 +158,7 @@ extension Store {
         return (user, created)
     }
 
-    private static func mappingReplay<T>(_ body: () async throws -> T) async throws -> T {
+    static func mappingReplay<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch ReplayError.tokenAlreadyUsed {

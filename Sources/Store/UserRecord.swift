@@ -16,7 +16,8 @@ public struct UserRecord: Sendable, Equatable {
     }
 
     public var id: String
-    public var appleSub: String
+    /// nil for a user without an Apple ID (a password account, SPEC §9).
+    public var appleSub: String?
     public var email: String?
     public var emailVerified: Bool
     public var isPrivateEmail: Bool
@@ -28,18 +29,28 @@ public struct UserRecord: Sendable, Equatable {
     public var appleCredential: AppleCredential
     /// The team's own id for this user (SPEC §8), unique when set.
     public var externalID: String?
+    /// Whether the user can sign in with an email and password (SPEC §9).
+    public var hasPassword: Bool
     public var createdAt: Int64
     public var updatedAt: Int64
 
-    /// The `users` columns, qualified by `u.` so the same list serves joins.
+    /// The sign-in methods the user has, in SPEC §8's order.
+    public var signInMethods: [String] {
+        (appleSub == nil ? [] : ["apple"]) + (hasPassword ? ["password"] : [])
+    }
+
+    /// The `users` columns, qualified by `u.` so the same list serves joins, and whether a
+    /// password credential exists (a primary-key lookup). Every change to the credential's
+    /// existence also updates the user row, so caches keyed on that row stay true.
     static let columns = """
         u.id, u.apple_sub, u.email, u.email_verified, u.is_private_email, u.email_forwarding,
-        u.real_user_status, u.given_name, u.family_name, u.apple_credential, u.external_id, u.created_at, u.updated_at
+        u.real_user_status, u.given_name, u.family_name, u.apple_credential, u.external_id, u.created_at, u.updated_at,
+        EXISTS (SELECT 1 FROM password_credentials p WHERE p.user_id = u.id) AS has_password
         """
 
     init(row: Row) throws {
         id = try row.string("id")
-        appleSub = try row.string("apple_sub")
+        appleSub = try row.optionalString("apple_sub")
         email = try row.optionalString("email")
         emailVerified = try row.int64("email_verified") != 0
         isPrivateEmail = try row.int64("is_private_email") != 0
@@ -49,6 +60,7 @@ public struct UserRecord: Sendable, Equatable {
         familyName = try row.optionalString("family_name")
         appleCredential = try Self.decode(row.string("apple_credential"))
         externalID = try row.optionalString("external_id")
+        hasPassword = try row.bool("has_password")
         createdAt = try row.int64("created_at")
         updatedAt = try row.int64("updated_at")
     }
@@ -59,6 +71,7 @@ public struct UserRecord: Sendable, Equatable {
         email != earlier.email || emailVerified != earlier.emailVerified || isPrivateEmail != earlier.isPrivateEmail
             || emailForwarding != earlier.emailForwarding || givenName != earlier.givenName || familyName != earlier.familyName
             || appleCredential != earlier.appleCredential || appleSub != earlier.appleSub || externalID != earlier.externalID
+            || hasPassword != earlier.hasPassword
     }
 
     /// The schema's CHECK constraints keep these columns to the enums' raw values; anything

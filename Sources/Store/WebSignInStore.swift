@@ -9,6 +9,9 @@ public struct PendingWebSignIn: Sendable, Equatable {
     public let expiresAt: Int64
     /// The app's S256 PKCE challenge when this sign-in returns to an app (SPEC §8).
     public let codeChallenge: String?
+    /// "Add Sign in with Apple" (SPEC §9): the session that started it, whose user the Apple
+    /// ID is linked to. Apple's callback is a cross-site POST, which carries no session cookie.
+    public let linkSessionID: String?
     /// SHA-256 of the binding cookie that was set with the redirect.
     let bindingHash: [UInt8]
 
@@ -39,15 +42,19 @@ public struct WebSignInStore: Sendable {
         public let expiresAt: Int64
     }
 
-    public func start(returnTo: String, codeChallenge: String? = nil, now: Int64) async throws -> Started {
+    public func start(returnTo: String, codeChallenge: String? = nil, linkSessionID: String? = nil, now: Int64) async throws -> Started {
         let started = Started(
             state: Base64.url.encode(SecureRandom.bytes(32)), binding: Base64.url.encode(SecureRandom.bytes(32)),
             nonce: Base64.url.encode(SecureRandom.bytes(32)), expiresAt: now + Self.lifetime)
         try await engine.write { connection in
             _ = try connection.run(
-                "INSERT INTO web_sign_ins(state_hash, binding_hash, nonce, return_to, code_challenge, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                """
+                INSERT INTO web_sign_ins(state_hash, binding_hash, nonce, return_to, code_challenge, link_session_id, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
                 [.blob(SHA256.hash(Array(started.state.utf8))), .blob(SHA256.hash(Array(started.binding.utf8))),
-                 .text(started.nonce), .text(returnTo), codeChallenge.map(SQLiteValue.text) ?? .null, .integer(started.expiresAt)])
+                 .text(started.nonce), .text(returnTo), codeChallenge.map(SQLiteValue.text) ?? .null,
+                 linkSessionID.map(SQLiteValue.text) ?? .null, .integer(started.expiresAt)])
         }
         return started
     }
@@ -64,12 +71,13 @@ public struct WebSignInStore: Sendable {
         let hash = SHA256.hash(Array(state.utf8))
         return try await engine.write { connection in
             guard let row = try connection.queryOne(
-                "DELETE FROM web_sign_ins WHERE state_hash = ? RETURNING binding_hash, nonce, return_to, code_challenge, expires_at",
+                "DELETE FROM web_sign_ins WHERE state_hash = ? RETURNING binding_hash, nonce, return_to, code_challenge, link_session_id, expires_at",
                 [.blob(hash)])
             else { return .unknown }
             let pending = PendingWebSignIn(
                 nonce: try row.string("nonce"), returnTo: try row.string("return_to"), expiresAt: try row.int64("expires_at"),
-                codeChallenge: try row.optionalString("code_challenge"), bindingHash: try row.blob("binding_hash"))
+                codeChallenge: try row.optionalString("code_challenge"), linkSessionID: try row.optionalString("link_session_id"),
+                bindingHash: try row.blob("binding_hash"))
             return pending.expiresAt > now ? .found(pending) : .expired
         }
     }

@@ -6,6 +6,7 @@ public enum WebhookEventType: String, Sendable, CaseIterable {
     case userUpdated = "user.updated"
     case userConsentRevoked = "user.consent_revoked"
     case userDeleted = "user.deleted"
+    case userPasswordResetRequested = "user.password_reset_requested"
 }
 
 /// Why a user was deleted, as `user.deleted` reports it.
@@ -19,6 +20,8 @@ public enum DeletionReason: String, Sendable {
 public enum WebhookEventData: Sendable {
     case user(UserRecord)
     case deleted(UserRecord, reason: DeletionReason)
+    /// SPEC §9: the code travels only in the event (the database keeps its hash).
+    case passwordResetRequested(userID: String, email: String, code: String, expiresAt: Int64)
 }
 
 /// Turns an event into the body the receiver gets (`{"type","timestamp","data"}`). The
@@ -44,6 +47,7 @@ struct WebhookOutbox: Sendable {
         let userID: String
         switch data {
         case .user(let user), .deleted(let user, _): userID = user.id
+        case .passwordResetRequested(let id, _, _, _): userID = id
         }
         try connection.run(
             "INSERT INTO webhook_events(id, user_id, type, body, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)",

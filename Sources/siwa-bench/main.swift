@@ -1,5 +1,6 @@
 // Measurement tool for Scripts/bench; not part of the product.
 //   siwa-bench [verify] [SECONDS]     identity-token verification on one thread
+//   siwa-bench scrypt [SECONDS]       one password hash (today's scrypt parameters) on one thread
 //   siwa-bench fixture DIR [options]  an Apple ID simulator and pre-signed requests for the
 //                                     account-layer benchmarks (see AppleFixture.swift)
 //   siwa-bench webhook-receiver PORT SECRET [--hang]
@@ -20,6 +21,9 @@ case "webhook-receiver":
 case "transfer-fixture":
     arguments.removeFirst()
     try TransferFixture(arguments: arguments).run()
+case "scrypt":
+    arguments.removeFirst()
+    try runPasswordHashBench(duration: Double(arguments.first ?? "3") ?? 3)
 case "verify":
     arguments.removeFirst()
     try runVerificationBench(duration: Double(arguments.first ?? "3") ?? 3)

@@ -2,7 +2,10 @@
 """The web flow in a real browser (SPEC §4 "Web flow"): headless Chromium against
 `siwa-server demo`, whose Apple ID simulator serves the consent page on another origin, as
 Apple does. A person signs in hiding their email, signs out and in again (the name they shared
-the first time stays), ends a session of a second browser, and deletes the account.
+the first time stays), ends a session of a second browser, and deletes the account. Another
+walks the Juice story (SPEC §9): an account with a password, signed out and in with it, upgraded
+by adding Sign in with Apple at the simulator, signed in with Apple into the same account, the
+password removed, and Apple refused as the last way in.
 
     python3 Tests/Browser/web_flow_test.py --server .build/debug/siwa-server --screenshots DIR
 
@@ -141,18 +144,29 @@ class WebFlowTest(unittest.TestCase):
             os.makedirs(OPTIONS.screenshots, exist_ok=True)
             driver.save_screenshot(os.path.join(OPTIONS.screenshots, name + ".png"))
 
-    def sign_in(self, driver, first_name, last_name, hide_email, shot=None):
+    def sign_in(self, driver, first_name, last_name, hide_email, shot=None, apple_id=None):
         """From the sign-in page through the simulator's consent page to the account page."""
         driver.get(self.demo.url + "/")
         button = self.wait(driver).until(EC.element_to_be_clickable((By.ID, "sign-in-with-apple")))
         if shot:
             self.screenshot(driver, shot + "-home")
         button.click()
+        self.consent(driver, first_name, last_name, hide_email, shot, apple_id)
+        self.wait(driver).until(EC.url_to_be(self.demo.url + "/account"))
+        self.wait(driver).until(EC.presence_of_element_located((By.ID, "greeting")))
+        if shot:
+            self.screenshot(driver, shot + "-account")
+
+    def consent(self, driver, first_name, last_name, hide_email, shot=None, apple_id=None):
+        """The simulator's consent page, answered; its form_post goes back cross-site."""
         self.wait(driver).until(EC.presence_of_element_located((By.ID, "consent")))
         self.assertTrue(driver.current_url.startswith(self.demo.simulator_url + "/auth/authorize?"),
                         "the button leads to the simulator's authorize page, got " + driver.current_url)
         self.assertEqual(driver.find_element(By.ID, "client").text, "com.example.web")
-        for field, value in (("first-name", first_name), ("last-name", last_name)):
+        fields = [("first-name", first_name), ("last-name", last_name)]
+        if apple_id:
+            fields.append(("email", apple_id))
+        for field, value in fields:
             element = driver.find_element(By.ID, field)
             element.clear()
             element.send_keys(value)
@@ -161,10 +175,6 @@ class WebFlowTest(unittest.TestCase):
             self.screenshot(driver, shot + "-consent")
         driver.find_element(By.ID, "continue").click()
         # The simulator's form_post page submits itself to /auth/apple/callback, cross-site.
-        self.wait(driver).until(EC.url_to_be(self.demo.url + "/account"))
-        self.wait(driver).until(EC.presence_of_element_located((By.ID, "greeting")))
-        if shot:
-            self.screenshot(driver, shot + "-account")
 
     def session_rows(self, driver):
         return driver.find_elements(By.CSS_SELECTOR, "#sessions tbody tr")
@@ -231,6 +241,78 @@ class WebFlowTest(unittest.TestCase):
         self.sign_in(first, "Ada", "Lovelace", hide_email=False)
         self.assertEqual(first.find_element(By.ID, "greeting").text, "Hello, Ada Lovelace")
         self.assertIn("ada.lovelace@example.com", first.find_element(By.ID, "profile-email").text)
+
+    def fill(self, driver, fields):
+        for field, value in fields:
+            element = self.wait(driver).until(EC.presence_of_element_located((By.ID, field)))
+            element.clear()
+            element.send_keys(value)
+
+    def methods(self, driver):
+        return driver.find_element(By.ID, "sign-in-methods").text
+
+    def test_the_juice_story_password_then_sign_in_with_apple(self):
+        driver = self.new_browser()
+        email, password = "juice.fan@example.com", "squeeze the oranges daily"
+
+        # 1. Create an account with a password on the sign-in page.
+        driver.get(self.demo.url + "/")
+        self.fill(driver, [("sign-up-given-name", "Jules"), ("sign-up-email", email), ("sign-up-password", password)])
+        self.screenshot(driver, "juice-1-home")
+        driver.find_element(By.ID, "sign-up").click()
+        self.wait(driver).until(EC.text_to_be_present_in_element((By.ID, "greeting"), "Hello, Jules"))
+        self.assertIn("Your account is ready.", driver.page_source)
+        self.assertIn("not added", driver.find_element(By.ID, "method-apple").text)
+        self.assertIn("set", driver.find_element(By.ID, "method-password").text)
+        self.screenshot(driver, "juice-2-account")
+
+        # 2. Sign out, and a wrong password is refused.
+        driver.find_element(By.ID, "sign-out").click()
+        self.wait(driver).until(EC.presence_of_element_located((By.ID, "password-sign-in")))
+        self.fill(driver, [("sign-in-email", email), ("sign-in-password", "not the password at all")])
+        driver.find_element(By.ID, "password-sign-in").click()
+        self.wait(driver).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "body"), "The email or password is wrong."))
+
+        # 3. Sign in with the password.
+        self.fill(driver, [("sign-in-email", email.upper()), ("sign-in-password", password)])
+        driver.find_element(By.ID, "password-sign-in").click()
+        self.wait(driver).until(EC.text_to_be_present_in_element((By.ID, "greeting"), "Hello, Jules"))
+
+        # 4. The upgrade: Add Sign in with Apple, at the simulator, back on the account page.
+        driver.find_element(By.ID, "add-apple").click()
+        self.consent(driver, "Jules", "Verne", hide_email=False, shot="juice-3", apple_id=email)
+        self.wait(driver).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "body"), "Sign in with Apple was added"))
+        self.assertEqual(driver.current_url, self.demo.url + "/account?linked=1")
+        self.assertIn("added", driver.find_element(By.ID, "method-apple").text)
+        self.assertNotIn("not added", driver.find_element(By.ID, "method-apple").text)
+        self.screenshot(driver, "juice-4-linked")
+
+        # 5. Sign out, then Sign in with Apple: the same account.
+        driver.find_element(By.ID, "sign-out").click()
+        self.wait(driver).until(EC.presence_of_element_located((By.ID, "sign-in-with-apple")))
+        self.sign_in(driver, "Jules", "Verne", hide_email=False, apple_id=email)
+        # The family name Apple sent with the link filled in the one the sign-up lacked.
+        self.assertEqual(driver.find_element(By.ID, "greeting").text, "Hello, Jules Verne")
+        self.assertIn("Password", self.methods(driver))
+
+        # 6. Remove the password: Sign in with Apple is left.
+        driver.find_element(By.ID, "remove-password").click()
+        self.wait(driver).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "body"), "Your password was removed."))
+        self.assertIn("not set", driver.find_element(By.ID, "method-password").text)
+
+        # 7. Try to remove Apple too: refused, it is the last way in.
+        driver.find_element(By.ID, "remove-apple").click()
+        self.wait(driver).until(EC.presence_of_element_located((By.ID, "account-problem")))
+        self.assertIn("This is your only way to sign in", driver.find_element(By.ID, "account-problem").text)
+        self.assertNotIn("not added", driver.find_element(By.ID, "method-apple").text)
+        self.screenshot(driver, "juice-5-last-method")
+
+        # The password no longer signs in.
+        driver.find_element(By.ID, "sign-out").click()
+        self.wait(driver).until(EC.presence_of_element_located((By.ID, "password-sign-in")))
+        self.fill(driver, [("sign-in-email", email), ("sign-in-password", password)])
+        driver.find_element(By.ID, "password-sign-in").click()
+        self.wait(driver).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "body"), "The email or password is wrong."))
 
     def test_cancel_on_the_consent_page_returns_to_sign_in(self):
         driver = self.new_browser()

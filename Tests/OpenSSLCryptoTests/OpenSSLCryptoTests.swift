@@ -221,3 +221,20 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
         #expect(ConstantTime.equals("café".utf8, Array("café".utf8)[...]))
     }
 }
+
+@Suite struct ScryptTests {
+    // RFC 7914 §12, the second and third test vectors.
+    @Test func theRFC7914VectorsDerive() throws {
+        let nacl = try Scrypt.derive(password: Array("password".utf8), salt: Array("NaCl".utf8), logN: 10, r: 8, p: 16, length: 64)
+        #expect(hex(nacl) == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b3731622eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
+        let sodium = try Scrypt.derive(
+            password: Array("pleaseletmein".utf8), salt: Array("SodiumChloride".utf8), logN: 14, r: 8, p: 1, length: 64)
+        #expect(hex(sodium) == "7023bdcb3afd7348461c06cd81fd38ebfda8fbba904f8e3ea9b543f6545da1f2d5432955613f0fcf62d49705242a9af9e61e85dc0d651e40dfcf017b45575887")
+    }
+
+    @Test func parametersOutOfRangeAreRefused() {
+        #expect(throws: CryptoError.self) { try Scrypt.derive(password: [1], salt: [2], logN: 0, r: 8, p: 1, length: 32) }
+        #expect(throws: CryptoError.self) { try Scrypt.derive(password: [1], salt: [2], logN: 10, r: 0, p: 1, length: 32) }
+        #expect(throws: CryptoError.self) { try Scrypt.derive(password: [1], salt: [2], logN: 10, r: 8, p: 1, length: 0) }
+    }
+}

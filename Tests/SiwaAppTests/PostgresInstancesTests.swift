@@ -70,6 +70,56 @@ struct PostgresInstancesTests {
         return try await me(harness, session, path: path) == 401
     }
 
+    static func post(_ harness: ApplicationTests.Harness, _ path: String, _ body: [(String, JSONValue)], bearer: String? = nil) async throws
+        -> (status: Int, json: JSONObject?)
+    {
+        let text = JSONWriter.string(.object(JSONObject(body)))
+        let authorization = bearer.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+        let reply = try await HTTPGet.raw(
+            port: harness.application.port,
+            "POST \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\(authorization)Content-Type: application/json\r\nContent-Length: \(text.utf8.count)\r\n\r\n\(text)")
+        let status = Int(reply.split(separator: " ").dropFirst().first ?? "") ?? 0
+        return (status, try? JSONParser.parse(reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()).object)
+    }
+
+    /// SPEC §9 on several instances: the attempt limit of an email is one count in the database,
+    /// not five per instance; and a sign-in method removed on one instance is gone from the
+    /// other's cached user at once.
+    @Test func passwordAttemptLimitsAndSignInMethodsAreSharedByInstances() async throws {
+        let url = try await PostgresCluster.shared().makeDatabase()
+        let a = try await Self.instance(url: url)
+        let b = try await Self.instance(url: url, sharing: a.simulator)
+        let credentials: (String) -> [(String, JSONValue)] = { [("email", .string("ada@example.com")), ("password", .string($0))] }
+        let made = try await Self.post(a, "/api/auth/password/sign-up", credentials("correct horse battery"))
+        #expect(made.status == 201)
+        for index in 0..<5 {
+            #expect(try await Self.post(index.isMultiple(of: 2) ? a : b, "/api/auth/password", credentials("wrong horse battery")).status == 401)
+        }
+        #expect(try await Self.post(a, "/api/auth/password", credentials("correct horse battery")).status == 429)
+        #expect(try await Self.post(b, "/api/auth/password", credentials("correct horse battery")).status == 429)
+
+        // Linked on A; B has the user cached with both methods; the password removed on A.
+        let session = try #require(made.json?["session"]?.object?["token"]?.string)
+        let sub = "000800.00000000000000000000000000000801.0800"
+        let token = try a.simulator.issueCode(sub: sub, clientID: Self.app, nonce: "n").identityToken
+        let linked = try await Self.post(a, "/api/account/apple", [("identity_token", .string(token)), ("nonce", .string("n"))], bearer: session)
+        #expect(linked.status == 200, "\(String(describing: linked.json))")
+        #expect(try await b.get("/api/me", headers: ["Authorization": "Bearer \(session)"]).body.contains(#""sign_in_methods":["apple","password"]"#))
+        let removed = try await HTTPGet.raw(
+            port: a.application.port,
+            "DELETE /api/account/password HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\nContent-Length: 0\r\n\r\n")
+        #expect(removed.hasPrefix("HTTP/1.1 200"))
+        var seen = false
+        let deadline = ContinuousClock.now + .seconds(1)
+        while !seen, ContinuousClock.now < deadline {
+            seen = try await b.get("/api/me", headers: ["Authorization": "Bearer \(session)"]).body.contains(#""sign_in_methods":["apple"]"#)
+            if !seen { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(seen, "B sees the password removed on A within 1 s")
+        await b.stop()
+        await a.stop()
+    }
+
     @Test func twoInstancesOnOneDatabaseShareSessionsAndTheirEnd() async throws {
         let url = try await PostgresCluster.shared().makeDatabase()
         let a = try await Self.instance(url: url)

@@ -8,9 +8,10 @@ import TestSupport
 
 /// SPEC §5 "Secrets never reach logs": the real binary, logging at `trace`, runs every flow that
 /// handles a secret — native sign-in with a code, refusals, a notification, the web flow,
-/// refresh re-validation, the admin API, access tokens, account deletion, webhooks — and then
-/// its logs, every error body it sent and `/metrics` are searched for each token, code, secret
-/// and key that passed through it, the access-token signing key included.
+/// refresh re-validation, the admin API, access tokens, account deletion, webhooks, password
+/// accounts and their reset codes — and then its logs, every error body it sent and `/metrics`
+/// are searched for each token, code, secret and key that passed through it, the access-token
+/// signing key included.
 @Suite struct SecretHygieneTests {
     static let app = "com.example.app"
     static let web = "com.example.web"
@@ -175,6 +176,40 @@ import TestSupport
         refused("access token for an unknown bearer", try await send("POST", "/api/token", headers: ["Authorization": "Bearer \(notASession)"]))
         #expect(try await send("GET", "/.well-known/jwks.json").status == 200)
 
+        // 6c. Password accounts (SPEC §9): passwords sent, right and wrong, a reset code from the
+        //    webhook event, then a code used twice, and the upgrade's password.
+        let passwords = ["first Pässword of Ada 1815", "wrong guess at the password", "the reset password of Ada", "a fourth secret phrase"]
+        for (index, password) in passwords.enumerated() { secrets.append(("password \(index + 1)", password)) }
+        let ada: (String) -> String = { json([("email", .string("ada.pw@example.com")), ("password", .string($0))]) }
+        let madePassword = try await send("POST", "/api/auth/password/sign-up", headers: jsonHeaders, body: ada(passwords[0]))
+        #expect(madePassword.status == 201, "\(madePassword.body)")
+        remember("session token", token: try #require(madePassword.json?["session"]?.object?["token"]?.string))
+        refused("wrong password", try await send("POST", "/api/auth/password", headers: jsonHeaders, body: ada(passwords[1])))
+        refused("weak password", try await send("POST", "/api/auth/password/sign-up", headers: jsonHeaders, body: json([
+            ("email", .string("bob.pw@example.com")), ("password", .string("bob.pw and more words")),
+        ])))
+        secrets.append(("weak password", "bob.pw and more words"))
+        #expect(try await send("POST", "/api/auth/password/reset-request", headers: jsonHeaders, body: json([("email", .string("ada.pw@example.com"))])).status == 202)
+        #expect(await receiver.wait { $0.contains { $0.type == "user.password_reset_requested" } })
+        let event = try #require(receiver.deliveries.first { $0.type == "user.password_reset_requested" }?.body)
+        let resetCode = try #require(try JSONParser.parse(event).object?["data"]?.object?["code"]?.string)
+        remember("reset code", token: resetCode)
+        let reset = json([("code", .string(resetCode)), ("new_password", .string(passwords[2]))])
+        #expect(try await send("POST", "/api/auth/password/reset", headers: jsonHeaders, body: reset).status == 204)
+        refused("used reset code", try await send("POST", "/api/auth/password/reset", headers: jsonHeaders, body: reset))
+        let upgradeToken = try simulator.issueCode(sub: "000700.00000000000000000000000000000701.0700", clientID: Self.app, nonce: "n-u")
+        remember("identity token", token: upgradeToken.identityToken)
+        remember("authorization code", token: upgradeToken.code)
+        refused("upgrade with a wrong password", try await send("POST", "/api/auth/apple/upgrade", headers: jsonHeaders, body: json([
+            ("email", .string("ada.pw@example.com")), ("password", .string(passwords[3])),
+            ("identity_token", .string(upgradeToken.identityToken)), ("nonce", .string("n-u")),
+        ])))
+        let upgraded = try await send("POST", "/api/auth/apple/upgrade", headers: jsonHeaders, body: json([
+            ("email", .string("ada.pw@example.com")), ("password", .string(passwords[2])),
+            ("identity_token", .string(upgradeToken.identityToken)), ("authorization_code", .string(upgradeToken.code)), ("nonce", .string("n-u")),
+        ]))
+        #expect(upgraded.status == 200, "\(upgraded.body)")
+
         // 7. Deletion revokes at Apple.
         #expect(try await send("DELETE", "/api/account", headers: ["Authorization": "Bearer \(session)"]).status == 202)
         // 8. Webhooks: the user's events (created, updated by the notification, deleted) are
@@ -225,6 +260,7 @@ import TestSupport
         // The search means something only if the logs saw these requests.
         #expect(logs.contains("/api/auth/apple") && logs.contains("/auth/apple/callback") && logs.contains("/apple/notifications"))
         #expect(logs.contains("/api/token") && logs.contains("created the access-token signing key"))
+        #expect(logs.contains("/api/auth/password/reset") && logs.contains("/api/auth/apple/upgrade"))
         let haystacks = [("logs", logs), ("/metrics", metrics)] + errorBodies.map { ("error body of \($0.what)", $0.body) }
         #expect(logs.contains("webhook delivered"))
         for delivery in deliveries {

@@ -126,17 +126,21 @@ func encodeBase64URL(_ bytes: [UInt8]) -> String {
 }
 
 @Suite struct SessionQueryPlanTests {
-    /// Authentication runs on every request: it must be two index lookups, never a scan. (SQLite's
-    /// plan; PostgreSQL's planner may scan the tiny tables of a test, so its plan proves nothing.)
+    /// Authentication runs on every request: it must be index lookups, never a scan: the session
+    /// by its token hash, the user by its key, and whether the user has a password by its key
+    /// (a correlated subquery). (SQLite's plan; PostgreSQL's planner may scan the tiny tables of
+    /// a test, so its plan proves nothing.)
     @Test func authenticateUsesIndexesOnly() async throws {
         try await withStore(.sqlite) { store in
             let plan = try await store.engine.read { connection in
                 try connection.query("EXPLAIN QUERY PLAN " + SessionStore.authenticateSQL, [.blob([0])])
                     .map { try $0.string("detail") }
             }
-            #expect(plan.count == 2)
-            #expect(plan.allSatisfy { $0.hasPrefix("SEARCH") }, "\(plan)")
+            let lookups = plan.filter { !$0.hasPrefix("CORRELATED") }
+            #expect(lookups.count == 3, "\(plan)")
+            #expect(lookups.allSatisfy { $0.hasPrefix("SEARCH") }, "\(plan)")
             #expect(plan.contains { $0.contains("token_hash") }, "\(plan)")
+            #expect(plan.contains { $0.contains("password_credentials") || $0.contains("SEARCH p ") }, "\(plan)")
         }
     }
 }

@@ -54,6 +54,7 @@ import Testing
     }
 
     @Test func refusesADatabaseFromANewerBuild() async throws {
+        let future = Schema.version + 1
         try await withTemporaryFolder { folder in
             let path = folder + "/siwa.sqlite3"
             try StoreOpener.migrate(path: path)
@@ -61,12 +62,12 @@ import Testing
                 let database = try Database(path: path)
                 defer { database.close() }
                 try database.writeAndWait {
-                    try $0.run("INSERT INTO schema_migrations VALUES (\(Schema.version + 1), 'from the future', '2030-01-01T00:00:00Z')")
+                    try $0.run("INSERT INTO schema_migrations VALUES (?, 'from the future', '2030-01-01T00:00:00Z')", [.integer(Int64(future))])
                 }
             }
             let error = #expect(throws: MigrationError.self) { try StoreOpener.open(path: path, readers: 1) }
-            #expect(error?.description == "database schema version \(Schema.version + 1) is newer than this build (\(Schema.version))")
-            #expect(throws: MigrationError.newerThanBuild(recorded: Schema.version + 1, known: Schema.version)) {
+            #expect(error?.description == "database schema version \(future) is newer than this build (\(Schema.version))")
+            #expect(throws: MigrationError.newerThanBuild(recorded: future, known: Schema.version)) {
                 try StoreOpener.migrate(path: path)
             }
         }

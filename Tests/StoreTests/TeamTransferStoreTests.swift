@@ -15,8 +15,9 @@ struct TeamTransferStoreTests {
     /// Events that say which `sub` a user has, so a test sees the move.
     static let renderer = WebhookEventRenderer { type, data, now in
         switch data {
-        case .user(let user): "\(type.rawValue) \(user.id) \(user.appleSub) \(user.email ?? "-") @\(now)"
+        case .user(let user): "\(type.rawValue) \(user.id) \(user.appleSub ?? "-") \(user.email ?? "-") @\(now)"
         case .deleted(let user, let reason): "\(type.rawValue) \(user.id) \(reason.rawValue) @\(now)"
+        case .passwordResetRequested(let userID, _, _, _): "\(type.rawValue) \(userID) @\(now)"
         }
     }
 

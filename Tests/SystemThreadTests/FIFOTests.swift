@@ -26,3 +26,21 @@ import Testing
         #expect(queue.popFirst() == 7)
     }
 }
+
+@Suite struct BoundedJobQueueTests {
+    @Test func refusesPastItsCapacityAndHandsOutInOrder() throws {
+        let queue = BoundedJobQueue<Int>(capacity: 2)
+        try queue.submit(1)
+        try queue.submit(2)
+        #expect(throws: BoundedJobQueue<Int>.Refusal.full) { try queue.submit(3) }
+        #expect(queue.waitingCount == 2)
+        #expect(queue.next() == 1)
+        try queue.submit(3)
+        queue.close()
+        #expect(throws: BoundedJobQueue<Int>.Refusal.closed) { try queue.submit(4) }
+        // Closed, the queued jobs are still handed out, then nil.
+        #expect(queue.next() == 2)
+        #expect(queue.next() == 3)
+        #expect(queue.next() == nil)
+    }
+}

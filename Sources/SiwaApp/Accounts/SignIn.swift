@@ -34,6 +34,10 @@ struct SignIn: Sendable {
         case invalidGrant
         case appleUnavailable(String)
         case keysUnavailable
+        /// SPEC §9 "No silent merges": the token's verified email is a password account's.
+        case accountExists
+        /// Binding the Apple ID to a user was refused (SPEC §9: the upgrade, linking).
+        case binding(PasswordAccountConflict)
         case internalError
 
         var outcome: String {
@@ -43,6 +47,8 @@ struct SignIn: Sendable {
             case .invalidGrant: "invalid_grant"
             case .appleUnavailable: "apple_unavailable"
             case .keysUnavailable: "keys_unavailable"
+            case .accountExists: "account_exists"
+            case .binding(let conflict): conflict == .appleIDInUse ? "apple_id_in_use" : "conflict"
             case .internalError: "error"
             }
         }
@@ -60,7 +66,9 @@ struct SignIn: Sendable {
     func run(_ input: Input, requestID: String) async throws(Failure) -> Success {
         let store = self.store
         return try await counted { () async throws(Failure) -> Success in
-            let signedIn = try await signIn(input, requestID: requestID) { write, now in try await store.completeSignIn(write, now: now) }
+            let signedIn = try await signIn(input, requestID: requestID, check: refusingMerges) { write, now in
+                try await store.completeSignIn(write, now: now)
+            }
             return Success(user: signedIn.user, session: signedIn.session, created: signedIn.created)
         }
     }
@@ -70,9 +78,51 @@ struct SignIn: Sendable {
     func runReturningToApp(_ input: Input, grant: AppReturnGrant, requestID: String) async throws(Failure) -> (user: UserRecord, created: Bool) {
         let store = self.store
         return try await counted { () async throws(Failure) -> (user: UserRecord, created: Bool) in
-            try await signIn(input, requestID: requestID) { write, now in
+            try await signIn(input, requestID: requestID, check: refusingMerges) { write, now in
                 try await store.completeSignIn(write, returningToApp: grant, now: now)
             }
+        }
+    }
+
+    /// SPEC §9: binds the token's Apple ID to `userID` instead of signing in as it: the upgrade
+    /// (`removingPassword` is the hash just checked; a session is made, and counted as a
+    /// sign-in) or linking (no session). The token is checked exactly as a sign-in's, and an
+    /// Apple ID already another user's is refused before its code goes to Apple.
+    func bind(
+        _ input: Input, userID: String, removingPassword: String?, makesSession: Bool, sessionID: String? = nil, requestID: String
+    ) async throws(Failure) -> (user: UserRecord, session: NewSession?) {
+        let store = self.store
+        let body = { () async throws(Failure) -> (user: UserRecord, session: NewSession?) in
+            try await signIn(input, requestID: requestID, check: { identity, _ in
+                try await Self.checkBindable(identity, to: userID, store: store)
+            }) { write, now in
+                let binding = AppleBinding(
+                    userID: userID, write: write, removingPassword: removingPassword, makesSession: makesSession, sessionID: sessionID)
+                return try await store.bindAppleID(binding, now: now)
+            }
+        }
+        if makesSession { return try await counted(body) }
+        do throws(Failure) {
+            return try await body()
+        } catch {
+            if case .invalidToken(let reason) = error { metrics.apple.verificationFailed(reason: reason.rawValue) }
+            throw error
+        }
+    }
+
+    private static func checkBindable(_ identity: VerifiedIdentity, to userID: String, store: Store) async throws {
+        if let holder = try await store.users.user(appleSub: identity.appleSub), holder.id != userID {
+            throw PasswordAccountConflict.appleIDInUse
+        }
+        guard let user = try await store.users.user(id: userID) else { throw PasswordAccountConflict.userGone }
+        if let current = user.appleSub, current != identity.appleSub { throw PasswordAccountConflict.otherAppleID }
+    }
+
+    /// A sign-in's check before its code goes to Apple (SPEC §9 "No silent merges").
+    private var refusingMerges: @Sendable (VerifiedIdentity, Int64) async throws -> Void {
+        let store = self.store
+        return { identity, _ in
+            if try await store.refusesAsExistingAccount(identity) { throw SignInConflict.accountExists }
         }
     }
 
@@ -88,18 +138,25 @@ struct SignIn: Sendable {
         }
     }
 
-    /// Every check, then Apple, then `commit` with the write (the Store's one transaction).
+    /// Every check, then `check` (refusals that need the database, before anything is sent to
+    /// Apple), then Apple, then `commit` with the write (the Store's one transaction).
     private func signIn<T>(
-        _ input: Input, requestID: String, commit: (SignInWrite, Int64) async throws -> T
+        _ input: Input, requestID: String, check: @Sendable (VerifiedIdentity, Int64) async throws -> Void,
+        commit: (SignInWrite, Int64) async throws -> T
     ) async throws(Failure) -> T {
         let now = clock()
         let verified = try await verify(input, now: now)
         let claims = verified.claims
         let tokenHash = SHA256.hash(input.identityToken)
         let audience = claims.audiences.first { configuration.clientIDs.contains($0) } ?? claims.audiences.first ?? ""
+        let identity = VerifiedIdentity(
+            appleSub: claims.subject, email: claims.email, emailVerified: claims.emailVerified, isPrivateEmail: claims.isPrivateEmail,
+            realUserStatus: verified.payload["real_user_status"] == nil ? nil : UserRecord.RealUserStatus(rawValue: claims.realUserStatus.rawValue),
+            transferSub: claims.transferSubject.flatMap { $0.isEmpty ? nil : $0 })
         let tokens: TokenResponse?
         do {
             if try await store.replay.isUsed(tokenHash) { throw Failure.invalidToken(.replayed) }
+            try await check(identity, now)
             if let code = input.authorizationCode {
                 // The nonce is used up, and the name and email Apple sends once are kept,
                 // before Apple is asked anything (a code is single use).
@@ -111,15 +168,13 @@ struct SignIn: Sendable {
         } catch let failure as Failure {
             throw failure
         } catch let conflict as SignInConflict {
-            throw Self.failure(conflict)
+            throw await refused(conflict, input: input, subject: claims.subject, now: now, requestID: requestID)
+        } catch let conflict as PasswordAccountConflict {
+            throw .binding(conflict)
         } catch {
             logger.error("sign-in storage failed", metadata: ["error": "\(error)", "request_id": .string(requestID)])
             throw .internalError
         }
-        let identity = VerifiedIdentity(
-            appleSub: claims.subject, email: claims.email, emailVerified: claims.emailVerified, isPrivateEmail: claims.isPrivateEmail,
-            realUserStatus: verified.payload["real_user_status"] == nil ? nil : UserRecord.RealUserStatus(rawValue: claims.realUserStatus.rawValue),
-            transferSub: claims.transferSubject.flatMap { $0.isEmpty ? nil : $0 })
         // `exp` is within `AppleClaims.latestTime` once verified, so adding the leeway below
         // cannot overflow; the clamp keeps that true should the bound ever move.
         let tokenExpiry = min(claims.expiresAt ?? now + 86_400, AppleClaims.latestTime)
@@ -134,18 +189,39 @@ struct SignIn: Sendable {
         do {
             return try await commit(write, now)
         } catch let conflict as SignInConflict {
-            throw Self.failure(conflict)
+            if conflict == .accountExists, let tokens {
+                // Refused after Apple issued tokens (another instance created the password
+                // account meanwhile): they belong to nobody here.
+                await queueRevocation(of: tokens, clientID: audience, now: now, requestID: requestID)
+            }
+            throw await refused(conflict, input: input, subject: claims.subject, now: now, requestID: requestID)
+        } catch let conflict as PasswordAccountConflict {
+            throw .binding(conflict)
         } catch {
             logger.error("sign-in not stored", metadata: ["error": "\(error)", "request_id": .string(requestID)])
             throw .internalError
         }
     }
 
-    /// A replayed token or nonce is `replayed`; an expired server nonce does not match.
-    private static func failure(_ conflict: SignInConflict) -> Failure {
+    /// A replayed token or nonce is `replayed`; an expired server nonce does not match. An
+    /// existing password account keeps the name and email Apple sent (once) as a pending
+    /// profile, as a failed sign-in does, for the upgrade or link that follows.
+    private func refused(_ conflict: SignInConflict, input: Input, subject: String, now: Int64, requestID: String) async -> Failure {
         switch conflict {
-        case .tokenReplayed, .nonceReplayed: .invalidToken(.replayed)
-        case .nonceExpired: .invalidToken(.nonceMismatch)
+        case .tokenReplayed, .nonceReplayed: return .invalidToken(.replayed)
+        case .nonceExpired: return .invalidToken(.nonceMismatch)
+        case .accountExists:
+            if let profile = input.profile {
+                do {
+                    try await store.pendingProfiles.hold(appleSub: subject, profile: profile, now: now)
+                } catch {
+                    logger.error("the profile of a refused sign-in could not be held", metadata: [
+                        "error": "\(error)", "request_id": .string(requestID),
+                    ])
+                }
+            }
+            logger.info("Apple sign-in refused: its email is a password account's", metadata: ["request_id": .string(requestID)])
+            return .accountExists
         }
     }
 

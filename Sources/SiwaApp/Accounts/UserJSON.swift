@@ -18,24 +18,19 @@ enum UserJSON {
         }
         return JSONObject([
             ("id", .string(user.id)),
-            ("apple_sub", .string(user.appleSub)),
+            ("apple_sub", user.appleSub.map(JSONValue.string) ?? .null),
             ("email", user.email.map(JSONValue.string) ?? .null),
             ("email_verified", .bool(user.emailVerified)),
             ("is_private_email", .bool(user.isPrivateEmail)),
             ("email_forwarding", user.emailForwarding.map { .string($0.rawValue) } ?? .null),
             ("real_user_status", .string(user.realUserStatus.rawValue)),
             ("name", name),
-            ("apple_credential", .string(user.appleCredential.rawValue)),
+            // The state of an Apple ID the user has; none without one.
+            ("apple_credential", user.appleSub == nil ? .null : .string(user.appleCredential.rawValue)),
             ("external_id", user.externalID.map(JSONValue.string) ?? .null),
-            ("sign_in_methods", .array(signInMethods(user).map(JSONValue.string))),
+            ("sign_in_methods", .array(user.signInMethods.map(JSONValue.string))),
             ("created_at", .string(RFC3339.format(user.createdAt))),
             ("updated_at", .string(RFC3339.format(user.updatedAt))),
         ])
-    }
-
-    /// The methods a user can sign in with, in SPEC §8's order. Every user has an Apple ID
-    /// until password accounts exist (SPEC §9).
-    static func signInMethods(_ user: UserRecord) -> [String] {
-        ["apple"]
     }
 }

@@ -69,7 +69,7 @@ public struct UserAdministration: Sendable {
         guard !page.isEmpty else { return .done("no users") }
         var lines = [Self.columns(["id", "apple_sub", "email", "external_id", "created_at"])]
         for user in page {
-            lines.append(Self.columns([user.id, user.appleSub, user.email ?? "-", user.externalID ?? "-", RFC3339.format(user.createdAt)]
+            lines.append(Self.columns([user.id, user.appleSub ?? "-", user.email ?? "-", user.externalID ?? "-", RFC3339.format(user.createdAt)]
                 .map(Self.printable)))
         }
         if let next { lines.append("more: siwa-server users list --cursor \(next)" + (limit == UserListQuery.defaultLimit ? "" : " --limit \(limit)")) }
@@ -84,7 +84,7 @@ public struct UserAdministration: Sendable {
         if json { return .done(JSONWriter.string(AdminRoutes.userWithSessions(user, sessions))) }
         var lines = ["user \(user.id)"]
         func field(_ name: String, _ value: String) { lines.append("  " + name.padding(17) + Self.printable(value)) }
-        field("apple_sub", user.appleSub)
+        field("apple_sub", user.appleSub ?? "-")
         var facts = [user.emailVerified ? "verified" : "unverified"]
         if user.isPrivateEmail { facts.append("private relay") }
         if let forwarding = user.emailForwarding { facts.append("forwarding \(forwarding.rawValue)") }
@@ -94,7 +94,7 @@ public struct UserAdministration: Sendable {
         field("external_id", user.externalID ?? "-")
         field("apple_credential", user.appleCredential.rawValue)
         field("real_user_status", user.realUserStatus.rawValue)
-        field("sign_in_methods", UserJSON.signInMethods(user).joined(separator: ", "))
+        field("sign_in_methods", user.signInMethods.joined(separator: ", "))
         field("created_at", RFC3339.format(user.createdAt))
         field("updated_at", RFC3339.format(user.updatedAt))
         field("sessions", String(sessions.count))
@@ -119,7 +119,7 @@ public struct UserAdministration: Sendable {
                 ("status", .string("deleted")), ("id", .string(id)), ("apple_revocation", .string(revocation)),
             ]))))
         }
-        var lines = ["deleted \(id) (apple_sub \(deletion.user.appleSub)); its sessions have ended"]
+        var lines = ["deleted \(id) (apple_sub \(deletion.user.appleSub ?? "none")); its sessions have ended"]
         if deletion.revocation != nil {
             lines.append("the revocation of its Apple token is queued: a running siwa-server on this database sends it to Apple within seconds, and retries until Apple accepts")
         } else {

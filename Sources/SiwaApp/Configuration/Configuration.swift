@@ -70,6 +70,9 @@ public struct Configuration: Sendable, Equatable {
     public var webhookBackoff: Duration
     /// How long a failing event is retried before it is marked failed.
     public var webhookRetention: Duration
+    /// One delivery attempt's deadline: SPEC §8's 10 s. Not a configuration key; tests that
+    /// must tell "during an attempt" from "after it" on a loaded machine lengthen it.
+    public var webhookAttemptDeadline: Duration = .seconds(10)
     /// Turns on `/admin/*`: at least 32 characters, compared in constant time.
     public var adminToken: String?
     /// Lifetime of access tokens from `POST /api/token`, at most an hour.

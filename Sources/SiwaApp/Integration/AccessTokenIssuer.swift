@@ -24,7 +24,7 @@ struct AccessTokenIssuer: Sendable {
             ("iss", .string(issuer)), ("sub", .string(user.id)), ("aud", .string(audience)), ("iat", .integer(issuedAt)),
             ("exp", .integer(issuedAt + ttl)), ("jti", .string(jti)), ("sid", .string(session.id)),
         ])
-        if !user.appleSub.isEmpty { claims["apple_sub"] = .string(user.appleSub) }
+        if let appleSub = user.appleSub { claims["apple_sub"] = .string(appleSub) }
         if let externalID = user.externalID { claims["external_id"] = .string(externalID) }
         return claims
     }

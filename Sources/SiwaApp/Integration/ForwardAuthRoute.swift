@@ -21,7 +21,8 @@ enum ForwardAuthRoute {
             "X-Siwa-User-Id": found.user.id,
             "X-Siwa-Session-Id": found.session.id,
         ]
-        if !found.user.appleSub.isEmpty { headers.add("X-Siwa-Apple-Sub", found.user.appleSub) }
+        // A user without an Apple ID (a password account, SPEC §9) has no such header.
+        if let appleSub = found.user.appleSub { headers.add("X-Siwa-Apple-Sub", appleSub) }
         if let externalID = found.user.externalID { headers.add("X-Siwa-External-Id", externalID) }
         headers.add("Cache-Control", "no-store")
         return headers

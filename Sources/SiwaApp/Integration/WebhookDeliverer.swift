@@ -34,6 +34,8 @@ struct WebhookDeliverer: Sendable {
     let metrics: Metrics
     let logger: Logger
     let clock: @Sendable () -> Int64
+    /// How long a claim is this worker's (see `lease(deadline:)`).
+    var lease: Int64 = WebhookDeliverer.lease
 
     static let maxBackoff: Int64 = 3_600
     static let defaultConcurrency = 16
@@ -41,14 +43,17 @@ struct WebhookDeliverer: Sendable {
     /// record, so two workers never send one event at once; an instance that dies mid-attempt
     /// leaves it to another (or to itself, restarted) once the lease has passed.
     static let lease: Int64 = 30
+
+    /// The lease for attempts of `deadline`: 20 s more than one can take.
+    static func lease(deadline: Duration) -> Int64 { max(lease, deadline.components.seconds + 20) }
     /// How often an idle worker looks for due events (a read; a claim only when one is due).
     static let pollInterval: Duration = .milliseconds(250)
 
     /// An HTTP client of the deliverer's own, so receivers never take a thread or a pooled
     /// connection from the calls to Apple: SPEC §8's deadlines, a worker thread per place.
-    static func client(concurrency: Int) throws -> HTTPClient {
+    static func client(concurrency: Int, deadline: Duration = .seconds(10)) throws -> HTTPClient {
         try HTTPClient(configuration: HTTPClientConfiguration(
-            connectTimeout: .seconds(3), totalTimeout: .seconds(10), maxIdleConnectionsPerHost: concurrency, workerThreads: concurrency))
+            connectTimeout: .seconds(3), totalTimeout: deadline, maxIdleConnectionsPerHost: concurrency, workerThreads: concurrency))
     }
 
     /// The request of one attempt: the stored body, signed with this attempt's timestamp.
@@ -186,7 +191,7 @@ struct WebhookDeliverer: Sendable {
         guard limit > 0 else { return [] }
         let now = clock()
         guard try await queue.hasDue(now: now) else { return [] }
-        return try await queue.claimDue(now: now, lease: Self.lease, limit: limit)
+        return try await queue.claimDue(now: now, lease: lease, limit: limit)
     }
 
     private func updateMetrics() async {

@@ -19,9 +19,14 @@ enum WebhookEventBody {
         case .deleted(let user, let reason):
             return .object(JSONObject([
                 ("id", .string(user.id)),
-                ("apple_sub", .string(user.appleSub)),
+                ("apple_sub", user.appleSub.map(JSONValue.string) ?? .null),
                 ("external_id", user.externalID.map(JSONValue.string) ?? .null),
                 ("reason", .string(reason.rawValue)),
+            ]))
+        case .passwordResetRequested(let userID, let email, let code, let expiresAt):
+            return .object(JSONObject([
+                ("id", .string(userID)), ("email", .string(email)), ("code", .string(code)),
+                ("expires_at", .string(RFC3339.format(expiresAt))),
             ]))
         }
     }

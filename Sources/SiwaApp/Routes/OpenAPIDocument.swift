@@ -15,6 +15,7 @@ enum OpenAPIDocument {
         {"name": "operations", "description": "Health, readiness, metrics and this document."},
         {"name": "sign-in", "description": "Native sign-in (mobile clients, and Sign in with Apple JS popup mode)."},
         {"name": "account", "description": "The signed-in user, their sessions and account deletion."},
+        {"name": "passwords", "description": "Email and password accounts, the upgrade to Sign in with Apple, and linking (SPEC §9)."},
         {"name": "apple", "description": "Called by Apple: server-to-server notifications."},
         {"name": "web", "description": "The web flow and pages: redirect to Apple, Apple's form_post callback, the account page and its forms."},
         {"name": "integration", "description": "For the team's other services: forward authentication, access tokens and their keys."},
@@ -72,6 +73,7 @@ enum OpenAPIDocument {
               "200": {"description": "Signed in.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignInResponse"}}}},
               "400": {"description": "`invalid_request`: the body is not JSON or a field is missing or of the wrong type.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "401": {"description": "`invalid_token` (error_description is the reason code) or `invalid_grant` (Apple refused the code).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "409": {"description": "`account_exists`: the token's verified, non-relay email belongs to a password account and its Apple ID is not yet known; sign in with the password and upgrade or link. Nothing was created.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "429": {"$ref": "#/components/responses/TooManyRequests"},
               "500": {"$ref": "#/components/responses/InternalError"},
@@ -101,6 +103,158 @@ enum OpenAPIDocument {
               "400": {"description": "`invalid_request` (the body is not JSON or a field is missing) or `invalid_grant` (the code is unknown, used or expired, or the verifier does not match).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "429": {"$ref": "#/components/responses/TooManyRequests"}
+            }
+          }
+        },
+        "/api/auth/password/sign-up": {
+          "post": {
+            "tags": ["passwords"], "operationId": "passwordSignUp",
+            "summary": "Creates an account with an email and password (no Apple ID) and its first session.",
+            "description": "The password must be 10 to 256 bytes of UTF-8, not one of the 10,000 most common passwords, and not contain the email's local part. The email is trimmed and compared case-insensitively; it is stored unverified.",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PasswordSignUpRequest"}}}},
+            "responses": {
+              "201": {"description": "Created; sign_in_methods is [\"password\"].", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignInResponse"}}}},
+              "400": {"description": "`invalid_request` (not JSON, a field missing or not an email) or `weak_password`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "409": {"description": "`account_exists`: the email belongs to a user already (by password, or as an Apple user's verified, non-relay email).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "503": {"$ref": "#/components/responses/Busy"}
+            }
+          }
+        },
+        "/api/auth/password": {
+          "post": {
+            "tags": ["passwords"], "operationId": "passwordSignIn",
+            "summary": "Signs in with an email and password.",
+            "description": "A wrong email and a wrong password are answered alike, in body and time (an unknown email still costs one hash). After 5 failures for one email within 15 minutes, or 20 from one client address, attempts are refused until the window passes; a success resets the email's count.",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PasswordSignInRequest"}}}},
+            "responses": {
+              "200": {"description": "Signed in (created is false).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignInResponse"}}}},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/InvalidCredentials"},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "429": {"$ref": "#/components/responses/TooManyAttempts"},
+              "503": {"$ref": "#/components/responses/Busy"}
+            }
+          }
+        },
+        "/api/auth/password/reset-request": {
+          "post": {
+            "tags": ["passwords"], "operationId": "passwordResetRequest",
+            "summary": "Asks for a reset code: for a user with a password, a user.password_reset_requested webhook carries it (128 bits, base64url, 30 minutes, single use).",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+              "type": "object", "required": ["email"], "properties": {"email": {"type": "string", "minLength": 1}}
+            }}}},
+            "responses": {
+              "202": {"description": "Accepted, whether or not the email has a password.", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"const": "accepted"}}}}}},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "503": {"description": "`not_configured`: no webhook_url is set, so no code could be delivered.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+            }
+          }
+        },
+        "/api/auth/password/reset": {
+          "post": {
+            "tags": ["passwords"], "operationId": "passwordReset",
+            "summary": "Sets a new password with a reset code; every session of the user ends.",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+              "type": "object", "required": ["code", "new_password"],
+              "properties": {"code": {"type": "string", "minLength": 1}, "new_password": {"type": "string", "minLength": 1}}
+            }}}},
+            "responses": {
+              "204": {"description": "The password is set."},
+              "400": {"description": "`invalid_request`, `weak_password` (the code is not used up), or `invalid_grant` (the code is wrong, used or expired).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "503": {"$ref": "#/components/responses/Busy"}
+            }
+          }
+        },
+        "/api/auth/apple/upgrade": {
+          "post": {
+            "tags": ["passwords"], "operationId": "upgradeToApple",
+            "summary": "The upgrade: the password and the identity token are checked, then in one transaction the Apple ID is bound, the password removed and a session made.",
+            "description": "The password is checked as by POST /api/auth/password (attempt limits included), the identity token exactly as by POST /api/auth/apple (its code exchanged). Nothing changes on any failure.",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/UpgradeRequest"}}}},
+            "responses": {
+              "200": {"description": "Upgraded; sign_in_methods is [\"apple\"] (created is false).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SignInResponse"}}}},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"description": "`invalid_credentials`, `invalid_token` (error_description is the reason code) or `invalid_grant` (Apple refused the code).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "409": {"description": "`apple_id_in_use`: the Apple ID belongs to another user; or `conflict`: this account has another Apple ID.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "429": {"$ref": "#/components/responses/TooManyAttempts"},
+              "502": {"description": "`apple_unavailable`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "503": {"description": "`busy` or `keys_unavailable`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+            }
+          }
+        },
+        "/api/account/password": {
+          "put": {
+            "tags": ["passwords"], "operationId": "setPassword",
+            "summary": "Changes the password (current_password must match), or sets a first one on the account's email (needs a session made in the last 10 minutes). Every other session ends.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+              "type": "object", "required": ["new_password"],
+              "properties": {"current_password": {"type": ["string", "null"]}, "new_password": {"type": "string", "minLength": 1}}
+            }}}},
+            "responses": {
+              "204": {"description": "Set."},
+              "400": {"description": "`invalid_request` (also: the account has no email) or `weak_password`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "401": {"description": "`unauthenticated`, or `invalid_credentials`: current_password is missing or wrong.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "403": {"description": "`reauthentication_required` (a first password needs a recent sign-in) or `forbidden`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "409": {"description": "`account_exists`: another account uses the email.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "429": {"$ref": "#/components/responses/TooManyAttempts"},
+              "503": {"$ref": "#/components/responses/Busy"}
+            }
+          },
+          "delete": {
+            "tags": ["passwords"], "operationId": "removePassword",
+            "summary": "Removes the password; refused when it is the account's only way in.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "responses": {
+              "200": {"description": "The user.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}},
+              "401": {"$ref": "#/components/responses/Unauthenticated"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "409": {"$ref": "#/components/responses/LastSignInMethod"}
+            }
+          }
+        },
+        "/api/account/apple": {
+          "post": {
+            "tags": ["passwords"], "operationId": "linkApple",
+            "summary": "Links an Apple ID to the signed-in user (needs a session made in the last 10 minutes).",
+            "description": "The identity token is checked exactly as by POST /api/auth/apple, its code exchanged.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+              "type": "object", "required": ["identity_token"],
+              "properties": {
+                "identity_token": {"type": "string", "minLength": 1},
+                "authorization_code": {"type": ["string", "null"]},
+                "nonce": {"type": ["string", "null"]}
+              }
+            }}}},
+            "responses": {
+              "200": {"description": "The user, with apple in sign_in_methods.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"description": "`unauthenticated`, `invalid_token` or `invalid_grant`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "403": {"description": "`reauthentication_required` or `forbidden`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "409": {"description": "`apple_id_in_use`: the Apple ID belongs to another user; or `conflict`: this account has another Apple ID.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "502": {"description": "`apple_unavailable`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "503": {"description": "`keys_unavailable`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+            }
+          },
+          "delete": {
+            "tags": ["passwords"], "operationId": "unlinkApple",
+            "summary": "Unlinks the Apple ID; its tokens are revoked at Apple through the durable revocation queue. Refused when it is the account's only way in.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "responses": {
+              "200": {"description": "The user.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}},
+              "401": {"$ref": "#/components/responses/Unauthenticated"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "409": {"$ref": "#/components/responses/LastSignInMethod"}
             }
           }
         },
@@ -356,6 +510,7 @@ enum OpenAPIDocument {
               "303": {"description": "Signed in: to return_to with the siwa_session cookie, or to an app URL with a one-time code= and no cookie; or error=user_cancelled_authorize: to /?error=cancelled."},
               "400": {"$ref": "#/components/responses/WebError"},
               "401": {"$ref": "#/components/responses/WebError"},
+              "409": {"$ref": "#/components/responses/WebError"},
               "429": {"$ref": "#/components/responses/TooManyRequests"},
               "500": {"$ref": "#/components/responses/WebError"},
               "502": {"$ref": "#/components/responses/WebError"}
@@ -400,6 +555,100 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/auth/password/sign-in": {
+          "post": {
+            "tags": ["web"], "operationId": "webPasswordSignIn", "summary": "The sign-in page's email and password form.",
+            "requestBody": {"$ref": "#/components/requestBodies/SignInPageForm"},
+            "responses": {
+              "303": {"description": "Signed in: to /account with the siwa_session cookie; refused: to /?error= with the API's error code."},
+              "403": {"$ref": "#/components/responses/WebError"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "500": {"$ref": "#/components/responses/WebError"}
+            }
+          }
+        },
+        "/auth/password/sign-up": {
+          "post": {
+            "tags": ["web"], "operationId": "webPasswordSignUp", "summary": "The sign-in page's create-an-account form (email, password, given_name).",
+            "requestBody": {"$ref": "#/components/requestBodies/SignInPageForm"},
+            "responses": {
+              "303": {"description": "Created: to /account with the siwa_session cookie; refused: to /?error=."},
+              "403": {"$ref": "#/components/responses/WebError"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "500": {"$ref": "#/components/responses/WebError"}
+            }
+          }
+        },
+        "/auth/password/reset-request": {
+          "post": {
+            "tags": ["web"], "operationId": "webPasswordResetRequest", "summary": "The sign-in page's forgot-password form.",
+            "requestBody": {"$ref": "#/components/requestBodies/SignInPageForm"},
+            "responses": {
+              "303": {"description": "To /?reset=requested whether or not the email has a password; to /?error=not_configured without webhook_url."},
+              "403": {"$ref": "#/components/responses/WebError"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "500": {"$ref": "#/components/responses/WebError"}
+            }
+          }
+        },
+        "/reset-password": {
+          "get": {
+            "tags": ["web"], "operationId": "resetPasswordPage", "summary": "The page a reset code leads to: the code and a new password.",
+            "parameters": [{"name": "code", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}}}
+          }
+        },
+        "/auth/password/reset": {
+          "post": {
+            "tags": ["web"], "operationId": "webPasswordReset", "summary": "The reset page's form (code, new_password).",
+            "requestBody": {"$ref": "#/components/requestBodies/SignInPageForm"},
+            "responses": {
+              "303": {"description": "To /?reset=done; refused: back to /reset-password?error=."},
+              "403": {"$ref": "#/components/responses/WebError"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "500": {"$ref": "#/components/responses/WebError"}
+            }
+          }
+        },
+        "/account/password": {
+          "post": {
+            "tags": ["web"], "operationId": "webSetPassword", "summary": "Sets or changes the password (current_password, new_password), as PUT /api/account/password.",
+            "security": [{"sessionCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
+            "responses": {"303": {"description": "To /account?password=set, or /account?error=."}, "403": {"$ref": "#/components/responses/WebError"}, "500": {"$ref": "#/components/responses/WebError"}}
+          }
+        },
+        "/account/password/remove": {
+          "post": {
+            "tags": ["web"], "operationId": "webRemovePassword", "summary": "Removes the password, as DELETE /api/account/password.",
+            "security": [{"sessionCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
+            "responses": {"303": {"description": "To /account?password=removed, or /account?error=last_sign_in_method."}, "403": {"$ref": "#/components/responses/WebError"}, "500": {"$ref": "#/components/responses/WebError"}}
+          }
+        },
+        "/auth/apple/link": {
+          "get": {
+            "tags": ["web"], "operationId": "webLinkApple",
+            "summary": "Add Sign in with Apple (a link of the account page): to Apple's authorize page; the state remembers the session, and Apple's callback links the Apple ID to its user.",
+            "security": [{"sessionCookie": []}],
+            "parameters": [{"name": "csrf", "in": "query", "required": true, "description": "The account page's CSRF token.", "schema": {"type": "string"}}],
+            "responses": {
+              "302": {"description": "To Apple with the siwa_auth binding cookie, back on /account?linked=1."},
+              "303": {"description": "To /account?error=reauthentication_required for a session older than 10 minutes, or to / without a session."},
+              "403": {"$ref": "#/components/responses/WebError"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "500": {"$ref": "#/components/responses/WebError"}
+            }
+          }
+        },
+        "/account/apple/remove": {
+          "post": {
+            "tags": ["web"], "operationId": "webRemoveApple", "summary": "Removes Sign in with Apple, as DELETE /api/account/apple.",
+            "security": [{"sessionCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/AccountForm"},
+            "responses": {"303": {"description": "To /account?apple=removed, or /account?error=last_sign_in_method."}, "403": {"$ref": "#/components/responses/WebError"}, "500": {"$ref": "#/components/responses/WebError"}}
+          }
+        },
         "/static/siwa.css": {
           "get": {
             "tags": ["web"], "operationId": "stylesheet", "summary": "The pages' stylesheet.",
@@ -423,13 +672,31 @@ enum OpenAPIDocument {
           "UserID": {"name": "id", "in": "path", "required": true, "description": "The user's id (usr_…).", "schema": {"type": "string"}}
         },
         "requestBodies": {
+          "SignInPageForm": {
+            "required": true,
+            "content": {
+              "application/x-www-form-urlencoded": {
+                "schema": {
+                  "type": "object", "required": ["csrf"],
+                  "properties": {
+                    "csrf": {"type": "string", "description": "The sign-in page's token, bound to the siwa_form cookie."},
+                    "email": {"type": "string"}, "password": {"type": "string"}, "given_name": {"type": "string"},
+                    "code": {"type": "string"}, "new_password": {"type": "string"}
+                  }
+                }
+              }
+            }
+          },
           "AccountForm": {
             "required": true,
             "content": {
               "application/x-www-form-urlencoded": {
                 "schema": {
                   "type": "object", "required": ["csrf"],
-                  "properties": {"csrf": {"type": "string", "description": "The account page's CSRF token."}, "confirm": {"const": "yes"}}
+                  "properties": {
+                    "csrf": {"type": "string", "description": "The account page's CSRF token."}, "confirm": {"const": "yes"},
+                    "current_password": {"type": "string"}, "new_password": {"type": "string"}
+                  }
                 }
               }
             }
@@ -456,7 +723,15 @@ enum OpenAPIDocument {
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
           },
           "PayloadTooLarge": {"description": "`payload_too_large`: the body is over max_body_bytes.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-          "InternalError": {"description": "`internal_error`: the change could not be stored; nothing changed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+          "InternalError": {"description": "`internal_error`: the change could not be stored; nothing changed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "InvalidCredentials": {"description": "`invalid_credentials`: the email or the password is wrong (alike for both).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "TooManyAttempts": {
+            "description": "`too_many_attempts`: 5 failures for this email or 20 from this address within 15 minutes (or `too_many_requests`, past rate_limit).",
+            "headers": {"Retry-After": {"description": "Seconds until the window passes.", "schema": {"type": "integer", "minimum": 1}}},
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+          },
+          "Busy": {"description": "`busy`: every password-hashing thread is busy and the queue is full; try again shortly.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "LastSignInMethod": {"description": "`last_sign_in_method`: it is the account's only way to sign in.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
         },
         "schemas": {
           "Error": {
@@ -492,6 +767,34 @@ enum OpenAPIDocument {
               "device_name": {"type": ["string", "null"], "description": "Shown in the session list (at most 256 bytes of UTF-8 kept)."}
             }
           },
+          "PasswordSignUpRequest": {
+            "type": "object", "required": ["email", "password"],
+            "properties": {
+              "email": {"type": "string", "minLength": 1},
+              "password": {"type": "string", "minLength": 1},
+              "name": {"type": ["object", "null"], "properties": {"given": {"type": ["string", "null"]}, "family": {"type": ["string", "null"]}}},
+              "device_name": {"type": ["string", "null"]}
+            }
+          },
+          "PasswordSignInRequest": {
+            "type": "object", "required": ["email", "password"],
+            "properties": {
+              "email": {"type": "string", "minLength": 1},
+              "password": {"type": "string", "minLength": 1},
+              "device_name": {"type": ["string", "null"]}
+            }
+          },
+          "UpgradeRequest": {
+            "type": "object", "required": ["email", "password", "identity_token"],
+            "properties": {
+              "email": {"type": "string", "minLength": 1},
+              "password": {"type": "string", "minLength": 1},
+              "identity_token": {"type": "string", "minLength": 1},
+              "authorization_code": {"type": ["string", "null"]},
+              "nonce": {"type": ["string", "null"]},
+              "device_name": {"type": ["string", "null"]}
+            }
+          },
           "SignInResponse": {
             "type": "object", "required": ["session", "user", "created"],
             "properties": {
@@ -508,7 +811,7 @@ enum OpenAPIDocument {
             "required": ["id", "apple_sub", "email", "email_verified", "is_private_email", "email_forwarding", "real_user_status", "name", "apple_credential", "external_id", "sign_in_methods", "created_at", "updated_at"],
             "properties": {
               "id": {"type": "string"},
-              "apple_sub": {"type": "string"},
+              "apple_sub": {"type": ["string", "null"], "description": "null for a user without an Apple ID."},
               "email": {"type": ["string", "null"]},
               "email_verified": {"type": "boolean"},
               "is_private_email": {"type": "boolean"},
@@ -518,7 +821,7 @@ enum OpenAPIDocument {
                 "type": ["object", "null"], "required": ["given", "family"],
                 "properties": {"given": {"type": ["string", "null"]}, "family": {"type": ["string", "null"]}}
               },
-              "apple_credential": {"enum": ["authorized", "revoked"]},
+              "apple_credential": {"enum": ["authorized", "revoked", null], "description": "null for a user without an Apple ID."},
               "external_id": {"type": ["string", "null"]},
               "sign_in_methods": {"type": "array", "items": {"enum": ["apple", "password"]}},
               "created_at": {"type": "string", "format": "date-time"},

@@ -1,6 +1,7 @@
 import HTTPClient
 import HTTPServer
 import Logging
+import Passwords
 import Store
 import Synchronization
 
@@ -23,6 +24,8 @@ public final class Application: Sendable {
     /// Delivers the webhook outbox when `webhook_url` is set.
     private let webhookDeliverer: WebhookDeliverer?
     private let housekeeping: Housekeeping
+    /// scrypt's own threads (SPEC §9): at most `threads` hashes at once, the rest queued.
+    let passwordHasher: PasswordHasher
     /// The demo's own webhook receiver (`siwa-server demo` only).
     let demoWebhooks: DemoWebhookReceiver?
     /// The access-token signing keys, as this instance last read them.
@@ -118,16 +121,18 @@ public final class Application: Sendable {
             let concurrency = WebhookDeliverer.defaultConcurrency
             let http: HTTPClient
             do {
-                http = try WebhookDeliverer.client(concurrency: concurrency)
+                http = try WebhookDeliverer.client(concurrency: concurrency, deadline: configuration.webhookAttemptDeadline)
             } catch {
                 store.close()
                 throw error
             }
-            webhookDeliverer = WebhookDeliverer(
+            var deliverer = WebhookDeliverer(
                 queue: store.webhooks, http: http, url: url, secret: secret,
                 backoff: Int64(configuration.webhookBackoff.components.seconds),
                 retention: Int64(configuration.webhookRetention.components.seconds), concurrency: concurrency, metrics: metrics,
                 logger: logger, clock: clocks.wall)
+            deliverer.lease = WebhookDeliverer.lease(deadline: configuration.webhookAttemptDeadline)
+            webhookDeliverer = deliverer
         } else {
             webhookDeliverer = nil
         }
@@ -139,6 +144,20 @@ public final class Application: Sendable {
             AdminRoutes(store: store, deletion: deletion, idleTTL: idleTTL, clock: clocks.wall).register(on: &router, guardedBy: admin)
         }
 
+        let hasher: PasswordHasher
+        do {
+            hasher = try PasswordHasher(threads: configuration.threads)
+        } catch {
+            store.close()
+            throw error
+        }
+        passwordHasher = hasher
+        let passwords = PasswordAccounts(
+            store: store, hasher: hasher, sessionTTL: Int64(configuration.sessionTTL.components.seconds),
+            canDeliverResetCodes: configuration.webhookURL != nil, clock: clocks.wall)
+        PasswordRoutes(accounts: passwords, signIn: signIn, authenticator: authenticator, cookies: cookies, trustedProxies: trustedProxies)
+            .register(on: &router, limited: limited)
+
         if demo, let secret = configuration.webhookSecret {
             let receiver = DemoWebhookReceiver(secret: secret, clock: clocks.wall)
             receiver.register(on: &router)
@@ -149,15 +168,17 @@ public final class Application: Sendable {
 
         let signInMode: Pages.SignInMode =
             demo ? .demo : .apple(clientID: configuration.webClientID ?? "", redirectURI: configuration.redirectURI)
+        let csrf = CSRFToken(dataKey: dataKey)
+        let webSignIn = WebSignIn(
+            configuration: configuration, store: store.webSignIns, sessions: sessions, signIn: signIn, cookies: cookies, logger: logger,
+            clock: clocks.wall)
+        let passwordForms = PasswordForms(accounts: passwords, cookies: cookies, csrf: csrf, trustedProxies: trustedProxies)
         WebRoutes.register(
             on: &router,
             pages: AccountPages(
-                authenticator: authenticator, sessions: sessions, deletion: deletion, cookies: cookies,
-                csrf: CSRFToken(dataKey: dataKey), mode: signInMode, logger: logger),
-            signIn: WebSignIn(
-                configuration: configuration, store: store.webSignIns, signIn: signIn, cookies: cookies, logger: logger,
-                clock: clocks.wall),
-            limited: limited)
+                authenticator: authenticator, sessions: sessions, deletion: deletion, cookies: cookies, csrf: csrf, mode: signInMode,
+                logger: logger, passwordForms: passwordForms, passwords: passwords, webSignIn: webSignIn, trustedProxies: trustedProxies),
+            signIn: webSignIn, passwordForms: passwordForms, limited: limited)
 
         routes = router.routes.map { ($0.method.rawValue, $0.pattern) }
         var http = HTTPServerConfiguration(
@@ -223,6 +244,7 @@ public final class Application: Sendable {
             await group.next()
             group.cancelAll()
         }
+        passwordHasher.stop()
         store.close()
         logger.info("stopped")
     }

@@ -1,3 +1,4 @@
+import HTTPServer
 import WireFormat
 
 /// The address a request came from, for logs and rate limits. `X-Forwarded-For` is believed
@@ -14,5 +15,12 @@ enum ClientAddress {
             if !trusted.contains(candidate) { return candidate }
         }
         return client
+    }
+
+    /// Whom a request's password attempts are counted against (SPEC §9): its client address,
+    /// an IPv6 client by its /64 as the rate limiter counts it.
+    static func attemptKey(of request: HTTPRequest, trusted: CIDRSet) -> String {
+        let address = resolve(peer: request.remoteAddress, forwardedFor: request.headers.combinedValue("X-Forwarded-For"), trusted: trusted)
+        return Hex.encode(ClientRateLimiter.key(for: address))
     }
 }

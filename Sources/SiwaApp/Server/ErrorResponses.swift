@@ -99,10 +99,15 @@ struct ErrorResponses: Sendable {
             case .invalidGrant: return json(401, code: "invalid_grant", description: "Apple refused the authorization code")
             case .appleUnavailable: return json(502, code: "apple_unavailable", description: "Apple could not be reached; try again")
             case .keysUnavailable: return json(503, code: "keys_unavailable", description: "Apple's signing keys are not available yet")
+            case .accountExists:
+                return json(409, code: "account_exists", description: "this email belongs to an account with a password: sign in with it, then add Sign in with Apple")
+            case .binding(let conflict): return response(for: conflict)
             case .internalError: return json(500, code: "internal_error", description: "the sign-in could not be stored")
             }
         case is ExternalIDTaken:
             return json(409, code: "conflict", description: "another user already has this external_id")
+        case let failure as PasswordFailure:
+            return response(for: failure)
         case is StoreUnavailable:
             return json(503, code: "database_unavailable", description: "the database is unavailable; try again shortly")
         case let failure as NotificationProcessor.Refusal:
@@ -113,6 +118,60 @@ struct ErrorResponses: Sendable {
         default:
             logUnexpected(error, request: request)
             return json(500, code: "internal_error", description: "the request could not be completed; nothing was changed")
+        }
+    }
+
+    /// SPEC §9's refusals.
+    func response(for failure: PasswordFailure) -> HTTPResponse {
+        let code = Self.code(failure)
+        switch failure {
+        case .invalidRequest(let text): return json(400, code: code, description: text)
+        case .weakPassword(let text): return json(400, code: code, description: text)
+        case .accountExists: return json(409, code: code, description: "an account with this email exists")
+        case .invalidCredentials: return json(401, code: code, description: "the email or password is wrong")
+        case .tooManyAttempts(let seconds):
+            var response = json(429, code: code, description: "too many failed attempts; retry after \(seconds) s")
+            response.headers.add("Retry-After", String(seconds))
+            return response
+        case .busy: return json(503, code: code, description: "too many passwords are being checked; try again shortly")
+        case .reauthenticationRequired:
+            return json(403, code: code, description: "sign in again: this needs a session made in the last 10 minutes")
+        case .notConfigured: return json(503, code: code, description: "password resets need webhook_url to deliver their codes")
+        case .invalidGrant: return json(400, code: code, description: "the reset code is wrong, used or expired")
+        case .lastSignInMethod: return json(409, code: code, description: "this is the account's only way to sign in")
+        }
+    }
+
+    /// The stable code of a password refusal: the API's `error`, and the `error=` with which
+    /// a page's form sends the browser back (the page says it in words).
+    static func code(_ failure: PasswordFailure) -> String {
+        switch failure {
+        case .invalidRequest: "invalid_request"
+        case .weakPassword: "weak_password"
+        case .accountExists: "account_exists"
+        case .invalidCredentials: "invalid_credentials"
+        case .tooManyAttempts: "too_many_attempts"
+        case .busy: "busy"
+        case .reauthenticationRequired: "reauthentication_required"
+        case .notConfigured: "not_configured"
+        case .invalidGrant: "invalid_grant"
+        case .lastSignInMethod: "last_sign_in_method"
+        }
+    }
+
+    /// Binding an Apple ID refused (the upgrade, linking).
+    func response(for conflict: PasswordAccountConflict) -> HTTPResponse {
+        switch conflict {
+        case .appleIDInUse: return json(409, code: "apple_id_in_use", description: "this Apple ID belongs to another account")
+        case .otherAppleID: return json(409, code: "conflict", description: "this account has another Apple ID; remove it first")
+        case .passwordChanged: return response(for: PasswordFailure.invalidCredentials)
+        case .accountExists: return response(for: PasswordFailure.accountExists)
+        case .lastSignInMethod: return response(for: PasswordFailure.lastSignInMethod)
+        case .noEmail: return json(400, code: "invalid_request", description: "the account has no email address to sign in with")
+        case .userGone:
+            var response = json(401, code: "unauthenticated", description: "no live session")
+            response.headers.add("WWW-Authenticate", "Bearer")
+            return response
         }
     }
 
@@ -150,6 +209,14 @@ struct ErrorResponses: Sendable {
             case .invalidRequest: return (400, "Sign in failed", "The answer from Apple was incomplete. \(again)")
             case .invalidGrant: return (401, "Sign in refused", "Apple did not accept this sign-in. \(again)")
             case .appleUnavailable, .keysUnavailable: return (502, "Apple is unavailable", "Apple could not be reached. Please try again in a moment.")
+            case .accountExists:
+                return (409, "You already have an account",
+                        "An account with a password uses this email. Sign in with your email and password, then add Sign in with Apple on your account page.")
+            case .binding(.appleIDInUse):
+                return (409, "Apple ID already in use", "This Apple ID signs in to another account. Sign in with it to use that account.")
+            case .binding(.otherAppleID):
+                return (409, "Apple ID not added", "Your account has another Apple ID. Remove it before adding this one.")
+            case .binding: return (400, "Apple ID not added", "Your session ended before Sign in with Apple was added. Please sign in and try again.")
             case .internalError: return (500, "Sign in failed", "Your sign-in could not be saved. Please try again.")
             }
         }

@@ -13,6 +13,11 @@ struct AccountPages: Sendable {
     let csrf: CSRFToken
     let mode: Pages.SignInMode
     let logger: Logger
+    /// SPEC §9: the sign-in page's email and password forms, and the account's sign-in methods.
+    let passwordForms: PasswordForms
+    let passwords: PasswordAccounts
+    let webSignIn: WebSignIn
+    let trustedProxies: CIDRSet
 
     func home(_ request: HTTPRequest) async throws -> HTTPResponse {
         if try await session(of: request) != nil { return Pages.seeOther("/account") }
@@ -21,9 +26,15 @@ struct AccountPages: Sendable {
             if query["error"] == "cancelled" { "You cancelled signing in with Apple." }
             else if query["deleted"] != nil { "Your account was deleted." }
             else if query["signed_out"] != nil { "You are signed out." }
-            else { nil }
+            else if query["reset"] == "requested" { "If an account uses this email, a reset code is on its way to it." }
+            else if query["reset"] == "done" { "Your new password is set. Sign in with it." }
+            else { query["error"].flatMap(Pages.homeNotice) }
         let options = Dictionary(query.fields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
-        return Pages.response(Pages.home(button: SignInButton(query: options), mode: mode, notice: notice))
+        let (token, setCookie) = passwordForms.formToken(request)
+        let forms = Pages.PasswordForms(csrf: token, canReset: passwords.canDeliverResetCodes)
+        return Pages.response(
+            Pages.home(button: SignInButton(query: options), mode: mode, notice: notice, passwordForms: forms),
+            headers: setCookie.map { [$0] } ?? [])
     }
 
     func account(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -33,9 +44,15 @@ struct AccountPages: Sendable {
         let notice: String? =
             if query["ended"] == "others" { "Your other sessions have ended." }
             else if query["ended"] != nil { "The session has ended." }
+            else if query["welcome"] != nil { "Your account is ready." }
+            else if query["linked"] != nil { "Sign in with Apple was added to your account." }
+            else if query["apple"] == "removed" { "Sign in with Apple was removed from your account." }
+            else if query["password"] == "set" { "Your password is set. Your other sessions have ended." }
+            else if query["password"] == "removed" { "Your password was removed." }
             else { nil }
         return Pages.response(Pages.account(
-            user: found.user, sessions: list, currentSessionID: found.session.id, csrf: csrf.token(for: found.session.id), notice: notice))
+            user: found.user, sessions: list, currentSessionID: found.session.id, csrf: csrf.token(for: found.session.id), notice: notice,
+            problem: query["error"].flatMap(Pages.accountProblem)))
     }
 
     /// The page's session, nil when there is none; a database fault is thrown.
@@ -83,7 +100,7 @@ struct AccountPages: Sendable {
         }
     }
 
-    private func form(
+    func form(
         _ request: HTTPRequest, _ action: (SessionAuthenticator.Authenticated, FormFields) async throws -> HTTPResponse
     ) async throws -> HTTPResponse {
         let found: SessionAuthenticator.Authenticated

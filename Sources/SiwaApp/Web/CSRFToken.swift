@@ -17,6 +17,17 @@ struct CSRFToken: Sendable {
         Base64.url.encode(HMACSHA256.mac(key: key, message: Array(sessionID.utf8)))
     }
 
+    /// The token of the sign-in page's forms, before any session: bound to the browser's
+    /// `siwa_form` cookie (a double-submit token a page elsewhere can neither read nor make).
+    func formToken(for cookie: String) -> String {
+        token(for: "form\u{0}" + cookie)
+    }
+
+    func isValidForm(_ candidate: String?, cookie: String?) -> Bool {
+        guard let cookie, !cookie.isEmpty else { return false }
+        return isValid(candidate, for: "form\u{0}" + cookie)
+    }
+
     /// Compares in constant time, so the token cannot be learned byte by byte.
     func isValid(_ candidate: String?, for sessionID: String) -> Bool {
         guard let candidate else { return false }

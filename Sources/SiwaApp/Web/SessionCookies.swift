@@ -7,6 +7,8 @@ struct SessionCookies: Sendable {
     static let sessionName = "siwa_session"
     /// Binds the browser that started a sign-in to its `state`.
     static let bindingName = "siwa_auth"
+    /// The sign-in page's forms' CSRF cookie (SPEC §9: email and password on `/`).
+    static let formName = "siwa_form"
 
     let publicOrigin: String
 
@@ -28,6 +30,12 @@ struct SessionCookies: Sendable {
 
     func clearBinding() -> String {
         "\(Self.bindingName)=; Path=/auth/apple; Max-Age=0; HttpOnly; Secure; SameSite=None"
+    }
+
+    /// `SameSite=Lax`, a year: it holds no secret of an account, only what the sign-in page's
+    /// form tokens are bound to.
+    func form(_ value: String) -> String {
+        "\(Self.formName)=\(value); Path=/; Max-Age=31536000; HttpOnly; Secure; SameSite=Lax"
     }
 
     /// A request a page of this site made (its `Origin` is `public_url`'s).

@@ -29,9 +29,18 @@ enum StaticAssets {
           padding: 7px 14px; cursor: pointer; }
         button:hover { background: #f5f5f7; }
         button.danger { border-color: #d70015; color: #d70015; }
-        button.small { font-size: 13px; padding: 3px 10px; }
+        button.small, a.button.small { font-size: 13px; padding: 3px 10px; }
+        a.button { display: inline-block; font-size: 15px; border-radius: 8px; border: 1px solid #d2d2d7; background: #fff;
+          color: #1d1d1f; padding: 7px 14px; text-decoration: none; }
+        a.button:hover { background: #f5f5f7; }
         label.confirm { font-size: 14px; color: #6e6e73; }
         .sign-in { display: flex; flex-direction: column; align-items: flex-start; gap: 8px; }
+        form.stack { display: flex; flex-direction: column; align-items: flex-start; gap: 10px; margin: 8px 0 0; }
+        form.stack label { display: flex; flex-direction: column; gap: 4px; font-size: 14px; color: #6e6e73; width: 100%; max-width: 360px; }
+        input[type=email], input[type=password], input[type=text] { font: inherit; font-size: 15px; padding: 7px 10px;
+          border: 1px solid #d2d2d7; border-radius: 8px; color: #1d1d1f; }
+        details summary { cursor: pointer; font-weight: 500; }
+        ul.methods { list-style: none; margin: 0 0 12px; padding: 0; display: flex; flex-direction: column; gap: 14px; }
 
         /* Sign in with Apple (Apple's Human Interface Guidelines): black, white, white with a
            black outline; title at 43 % of the height in the system font; the logo artwork at

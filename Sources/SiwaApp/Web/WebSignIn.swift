@@ -12,6 +12,8 @@ import Store
 struct WebSignIn: Sendable {
     let configuration: Configuration
     let store: WebSignInStore
+    /// Whose session started a link.
+    let sessions: SessionStore
     let signIn: SignIn
     let cookies: SessionCookies
     let logger: Logger
@@ -24,8 +26,21 @@ struct WebSignIn: Sendable {
             throw APIError.invalidRequest("the query string is malformed")
         }
         let (returnTo, codeChallenge) = try Self.destination(query, configuration: configuration)
+        return try await redirectToApple(status: 302, returnTo: returnTo, codeChallenge: codeChallenge, linkSessionID: nil)
+    }
+
+    /// "Add Sign in with Apple" (SPEC §9): the same trip to Apple, whose state remembers the
+    /// session it links for (Apple's callback is a cross-site POST, which carries no session
+    /// cookie). Back on `/account`.
+    func startLink(sessionID: String) async throws -> HTTPResponse {
+        try await redirectToApple(status: 302, returnTo: Self.linkedReturn, codeChallenge: nil, linkSessionID: sessionID)
+    }
+
+    static let linkedReturn = "/account?linked=1"
+
+    private func redirectToApple(status: Int, returnTo: String, codeChallenge: String?, linkSessionID: String?) async throws -> HTTPResponse {
         guard let clientID = configuration.webClientID else { throw PageError.webSignInNotConfigured }
-        let started = try await store.start(returnTo: returnTo, codeChallenge: codeChallenge, now: clock())
+        let started = try await store.start(returnTo: returnTo, codeChallenge: codeChallenge, linkSessionID: linkSessionID, now: clock())
         // `code id_token` with `form_post`: the only mode that carries scopes and the one-time
         // `user` field (APPLE.md §1.1).
         let parameters = FormFields(fields: [
@@ -33,7 +48,7 @@ struct WebSignIn: Sendable {
             ("client_id", clientID), ("redirect_uri", configuration.redirectURI), ("state", started.state),
             ("nonce", started.nonce),
         ])
-        var response = HTTPResponse(status: 302, headers: [
+        var response = HTTPResponse(status: status, headers: [
             "Location": configuration.appleBaseURL + "/auth/authorize?" + parameters.encoded(), "Cache-Control": "no-store",
             "Referrer-Policy": "no-referrer",
         ])
@@ -88,6 +103,10 @@ struct WebSignIn: Sendable {
         }
         do throws(Failure) {
             let (pending, input) = try await check(fields, request: request)
+            if let sessionID = pending.linkSessionID {
+                try await link(input, sessionID: sessionID, requestID: request.requestID)
+                return Pages.seeOther(pending.returnTo, headers: [clearBinding])
+            }
             if let challenge = pending.codeChallenge {
                 // Back to the app with a one-time code and no cookie: the app makes its session.
                 let (code, grant) = AppReturn.newCode(challenge: challenge, now: clock())
@@ -108,6 +127,22 @@ struct WebSignIn: Sendable {
         } catch {
             logger.info("web sign-in refused", metadata: ["reason": "\(error)", "request_id": .string(request.requestID)])
             throw ShownAsPage(error: error, headers: [clearBinding])
+        }
+    }
+
+    /// Links the Apple ID to the user of the session that started the link, if it is still live.
+    private func link(_ input: SignIn.Input, sessionID: String, requestID: String) async throws(Failure) {
+        let userID: String?
+        do {
+            userID = try await sessions.owner(sessionID: sessionID, now: clock())
+        } catch {
+            throw .signIn(.internalError)
+        }
+        guard let userID else { throw .signIn(.binding(.userGone)) }
+        do throws(SignIn.Failure) {
+            _ = try await signIn.bind(input, userID: userID, removingPassword: nil, makesSession: false, sessionID: sessionID, requestID: requestID)
+        } catch {
+            throw .signIn(error)
         }
     }
 

@@ -1,0 +1,151 @@
+import HTTPServer
+import JSON
+import Store
+
+/// SPEC §9's routes: password accounts (sign-up, sign-in, set or change, reset, remove), the
+/// upgrade to Sign in with Apple, and linking an Apple ID to the signed-in user.
+struct PasswordRoutes: Sendable {
+    let accounts: PasswordAccounts
+    let signIn: SignIn
+    let authenticator: SessionAuthenticator
+    let cookies: SessionCookies
+    let trustedProxies: CIDRSet
+
+    /// - Parameter limited: wraps the routes that write for clients not signed in (`rate_limit`).
+    func register(on router: inout Router, limited: (@escaping HTTPHandler) -> HTTPHandler) {
+        router.add(.post, "/api/auth/password/sign-up", limited { request in try await signUp(request) })
+        router.add(.post, "/api/auth/password", limited { request in try await passwordSignIn(request) })
+        router.add(.post, "/api/auth/password/reset-request", limited { request in try await resetRequest(request) })
+        router.add(.post, "/api/auth/password/reset", limited { request in try await reset(request) })
+        router.add(.post, "/api/auth/apple/upgrade", limited { request in try await upgrade(request) })
+        router.add(.put, "/api/account/password") { request in try await setPassword(request) }
+        router.add(.delete, "/api/account/password") { request in try await removePassword(request) }
+        router.add(.post, "/api/account/apple") { request in try await link(request) }
+        router.add(.delete, "/api/account/apple") { request in try await unlink(request) }
+    }
+
+    func signUp(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let body = try Self.parse(request)
+        let (given, family) = try body.name()
+        let made = try await accounts.signUp(
+            email: try body.required("email"),
+            password: try body.required("password"),
+            givenName: given, familyName: family,
+            deviceName: try body.deviceName())
+        return signedIn(made.user, made.session, created: true, status: 201, request: request)
+    }
+
+    func passwordSignIn(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let body = try Self.parse(request)
+        let made = try await accounts.signIn(
+            email: try body.required("email"),
+            password: try body.required("password"),
+            deviceName: try body.deviceName(),
+            client: client(of: request))
+        return signedIn(made.user, made.session, created: false, status: 200, request: request)
+    }
+
+    func setPassword(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let found = try await authenticator.authenticate(request, origin: .ours)
+        let body = try Self.parse(request)
+        try await accounts.setPassword(
+            for: found, current: try body.optional("current_password"),
+            new: try body.required("new_password"), client: client(of: request))
+        return HTTPResponse(status: 204)
+    }
+
+    func removePassword(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let found = try await authenticator.authenticate(request, origin: .ours)
+        return Self.user(try await accounts.removePassword(userID: found.user.id))
+    }
+
+    func resetRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let body = try Self.parse(request)
+        try await accounts.requestReset(email: try body.required("email"))
+        // Alike whether or not the email has a password: the answer reveals no account.
+        let answer = JSONValue.object(JSONObject([("status", .string("accepted"))]))
+        return HTTPResponse(status: 202, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(answer))
+    }
+
+    func reset(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let body = try Self.parse(request)
+        try await accounts.reset(
+            code: try body.required("code"),
+            newPassword: try body.required("new_password"))
+        return HTTPResponse(status: 204)
+    }
+
+    /// `POST /api/auth/apple/upgrade`: the password as a password sign-in checks it, then the
+    /// identity token as a native sign-in checks it; in one transaction the Apple ID is bound,
+    /// the password removed and a session made.
+    func upgrade(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let body = try Self.parse(request)
+        let input = try Self.appleInput(body)
+        let (checked, keys) = try await accounts.checkPassword(
+            email: try body.required("email"),
+            password: try body.required("password"),
+            client: client(of: request))
+        // The password was right: not a failure to count, whatever the token turns out to be.
+        try await accounts.store.releasePasswordAttempt(keys)
+        let bound = try await signIn.bind(
+            input, userID: checked.credential.userID, removingPassword: checked.credential.hash, makesSession: true,
+            requestID: request.requestID)
+        guard let session = bound.session else { throw SignIn.Failure.internalError }
+        return signedIn(bound.user, session, created: false, status: 200, request: request)
+    }
+
+    /// `POST /api/account/apple`: links the token's Apple ID to the signed-in user.
+    func link(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let found = try await authenticator.authenticate(request, origin: .ours)
+        guard found.session.createdAt > authenticator.clock() - PasswordAccounts.recentSignIn else {
+            throw PasswordFailure.reauthenticationRequired
+        }
+        let input = try Self.appleInput(try Self.parse(request))
+        let bound = try await signIn.bind(input, userID: found.user.id, removingPassword: nil, makesSession: false, requestID: request.requestID)
+        return Self.user(bound.user)
+    }
+
+    /// `DELETE /api/account/apple`: unlinks it; its tokens go to the durable revocation queue,
+    /// due at once (the queue's worker looks every second).
+    func unlink(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let found = try await authenticator.authenticate(request, origin: .ours)
+        let now = authenticator.clock()
+        let user: UserRecord
+        do {
+            user = try await accounts.store.unbindAppleID(userID: found.user.id, now: now, firstAttemptAt: now)
+        } catch PasswordAccountConflict.lastSignInMethod {
+            throw PasswordFailure.lastSignInMethod
+        }
+        return Self.user(user)
+    }
+
+    // MARK: - Helpers
+
+    private func signedIn(_ user: UserRecord, _ session: NewSession, created: Bool, status: Int, request: HTTPRequest) -> HTTPResponse {
+        var response = NativeSignInRoute.response(user: user, session: session, created: created)
+        response.status = status
+        if cookies.isSameOrigin(request) { response.headers.add("Set-Cookie", cookies.session(session)) }
+        return response
+    }
+
+    static func user(_ user: UserRecord) -> HTTPResponse {
+        HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(UserJSON.value(user)))
+    }
+
+    private func client(of request: HTTPRequest) -> String {
+        ClientAddress.attemptKey(of: request, trusted: trustedProxies)
+    }
+
+    private static func parse(_ request: HTTPRequest) throws -> PasswordRequestBody {
+        try PasswordRequestBody(parsing: request.body)
+    }
+
+    /// The Apple half of an upgrade or link, read as the native sign-in reads its body.
+    private static func appleInput(_ body: PasswordRequestBody) throws -> SignIn.Input {
+        var input = SignIn.Input(identityToken: try body.required("identity_token"))
+        input.authorizationCode = try body.optional("authorization_code")
+        input.nonce = try body.optional("nonce")
+        input.deviceName = try body.deviceName()
+        return input
+    }
+}

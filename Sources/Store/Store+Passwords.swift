@@ -1,0 +1,326 @@
+import PostgreSQL
+import SQLite
+
+/// A user's password (SPEC §9): the email it signs in with (normalized) and its PHC hash.
+public struct PasswordCredential: Sendable, Equatable {
+    public let userID: String
+    public let email: String
+    public let hash: String
+    public let createdAt: Int64
+    public let updatedAt: Int64
+
+    init(row: Row) throws {
+        userID = try row.string("user_id")
+        email = try row.string("email")
+        hash = try row.string("hash")
+        createdAt = try row.int64("created_at")
+        updatedAt = try row.int64("updated_at")
+    }
+
+    static let columns = "user_id, email, hash, created_at, updated_at"
+}
+
+/// Why a change to a password account was refused; the transaction kept nothing of it.
+public enum PasswordAccountConflict: Error, Equatable, Sendable {
+    /// The email belongs to a user already (a password's, or an Apple user's verified one).
+    case accountExists
+    /// The password that was checked is no longer the user's (changed or removed meanwhile).
+    case passwordChanged
+    /// The account has no email to sign in with.
+    case noEmail
+    /// Removing it would leave the user no way to sign in.
+    case lastSignInMethod
+    /// The Apple ID belongs to another user.
+    case appleIDInUse
+    /// The user has another Apple ID already.
+    case otherAppleID
+    /// The user (or the session that started the change) is gone.
+    case userGone
+}
+
+/// A new password account (`POST /api/auth/password/sign-up`).
+public struct PasswordSignUp: Sendable {
+    public var email: String
+    public var hash: String
+    public var givenName: String?
+    public var familyName: String?
+    public var deviceName: String?
+    public var sessionTTL: Int64
+
+    public init(email: String, hash: String, sessionTTL: Int64) {
+        self.email = email
+        self.hash = hash
+        self.sessionTTL = sessionTTL
+    }
+}
+
+extension Store {
+    // MARK: - Reading
+
+    public func passwordCredential(email: String) async throws -> PasswordCredential? {
+        let normalized = EmailAddress.normalized(email)
+        return try await engine.read { try Self.credential(email: normalized, in: $0) }
+    }
+
+    public func passwordCredential(userID: String) async throws -> PasswordCredential? {
+        try await engine.read { try Self.credential(userID: userID, in: $0) }
+    }
+
+    static func credential(email normalized: String, in connection: any SQLConnection) throws -> PasswordCredential? {
+        try connection.queryOne("SELECT \(PasswordCredential.columns) FROM password_credentials WHERE email = ?", [.text(normalized)])
+            .map(PasswordCredential.init)
+    }
+
+    static func credential(userID: String, in connection: any SQLConnection) throws -> PasswordCredential? {
+        try connection.queryOne("SELECT \(PasswordCredential.columns) FROM password_credentials WHERE user_id = ?", [.text(userID)])
+            .map(PasswordCredential.init)
+    }
+
+    /// Whether `normalized` is taken by a user other than `exceptUserID`: as a password's email,
+    /// or as the verified, non-relay email of an Apple user (the `users_verified_email` index).
+    static func emailTaken(_ normalized: String, exceptUserID: String? = nil, in connection: any SQLConnection) throws -> Bool {
+        if let holder = try credential(email: normalized, in: connection), holder.userID != exceptUserID { return true }
+        let rows = try connection.query(
+            """
+            SELECT id FROM users
+            WHERE \(EmailAddress.folded("email", connection.dialect)) = ? AND email_verified = 1 AND is_private_email = 0
+            """,
+            [.text(normalized)])
+        return try rows.contains { try $0.string("id") != exceptUserID }
+    }
+
+    /// SPEC §9 "No silent merges": a Sign in with Apple of a `sub` not yet known whose token
+    /// carries a verified, non-relay email that is another user's password email. nil when the
+    /// sign-in may go ahead.
+    static func mergeRefusal(_ identity: VerifiedIdentity, in connection: any SQLConnection) throws -> SignInConflict? {
+        guard let email = identity.email, identity.emailVerified, !identity.isPrivateEmail,
+              try UserStore.user(appleSub: identity.appleSub, in: connection) == nil,
+              try credential(email: EmailAddress.normalized(email), in: connection) != nil
+        else { return nil }
+        return .accountExists
+    }
+
+    /// The read before a code goes to Apple: would this sign-in be refused as `account_exists`?
+    public func refusesAsExistingAccount(_ identity: VerifiedIdentity) async throws -> Bool {
+        try await engine.read { try Self.mergeRefusal(identity, in: $0) != nil }
+    }
+
+    // MARK: - Attempts
+
+    /// Counts a password attempt before its hash is checked (SPEC §9 limits).
+    public func reservePasswordAttempt(_ keys: PasswordAttempts.Keys, now: Int64) async throws -> PasswordAttempts.Check {
+        try await PasswordAttempts.reserve(keys, now: now, engine: engine)
+    }
+
+    /// The password was wrong: its client address counts one more failure.
+    public func recordPasswordFailure(_ keys: PasswordAttempts.Keys, now: Int64) async throws {
+        try await engine.write { try PasswordAttempts.recordFailure(keys, now: now, in: $0) }
+    }
+
+    /// The password was right: the email's count is reset.
+    public func releasePasswordAttempt(_ keys: PasswordAttempts.Keys) async throws {
+        try await engine.write { try PasswordAttempts.release(keys, in: $0) }
+    }
+
+    /// The password could not be checked (the hashing pool was full): the attempt is not counted.
+    public func uncountPasswordAttempt(_ keys: PasswordAttempts.Keys) async throws {
+        try await engine.write { try PasswordAttempts.uncount(keys, in: $0) }
+    }
+
+    // MARK: - Sign-up and sign-in
+
+    /// Creates a user with a password and no Apple ID, with its first session and
+    /// `user.created`. Throws `accountExists` when the email belongs to a user already.
+    public func createPasswordUser(_ signUp: PasswordSignUp, now: Int64) async throws -> SignedIn {
+        let outbox = self.outbox
+        let email = EmailAddress.trimmed(signUp.email), normalized = EmailAddress.normalized(signUp.email)
+        return try await Self.mappingDuplicateEmail {
+            try await engine.write { connection in
+                if try Self.emailTaken(normalized, in: connection) { throw PasswordAccountConflict.accountExists }
+                let id = RecordID.make(prefix: "usr_")
+                try connection.run(
+                    """
+                    INSERT INTO users(id, apple_sub, email, email_verified, is_private_email, real_user_status,
+                        given_name, family_name, created_at, updated_at)
+                    VALUES (?, NULL, ?, 0, 0, 'unsupported', ?, ?, ?, ?)
+                    """,
+                    [.text(id), .text(email), Self.nonEmpty(signUp.givenName), Self.nonEmpty(signUp.familyName), .integer(now), .integer(now)])
+                try connection.run(
+                    "INSERT INTO password_credentials(user_id, email, hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+                    [.text(id), .text(normalized), .text(signUp.hash), .integer(now), .integer(now)])
+                let user = try Self.existingUser(id, in: connection)
+                try outbox.append(.userCreated, .user(user), now: now, in: connection)
+                let session = try SessionStore.create(in: connection, userID: id, deviceName: signUp.deviceName, now: now, ttl: signUp.sessionTTL)
+                return SignedIn(user: user, session: session, created: true)
+            }
+        }
+    }
+
+    /// The password checked against `checkedHash` was right: makes the session, resets the
+    /// email's failures, and stores `rehash` (today's parameters) when given, in one
+    /// transaction. Throws `passwordChanged` when the credential no longer holds `checkedHash`.
+    public func completePasswordSignIn(
+        userID: String, checkedHash: String, rehash: String?, attempts: PasswordAttempts.Keys, deviceName: String?, sessionTTL: Int64,
+        now: Int64
+    ) async throws -> SignedIn {
+        try await engine.write { connection in
+            guard try Self.credential(userID: userID, in: connection)?.hash == checkedHash else { throw PasswordAccountConflict.passwordChanged }
+            if let rehash {
+                try connection.run(
+                    "UPDATE password_credentials SET hash = ?, updated_at = ? WHERE user_id = ?", [.text(rehash), .integer(now), .text(userID)])
+            }
+            try PasswordAttempts.release(attempts, in: connection)
+            let user = try Self.existingUser(userID, in: connection)
+            let session = try SessionStore.create(in: connection, userID: userID, deviceName: deviceName, now: now, ttl: sessionTTL)
+            return SignedIn(user: user, session: session, created: false)
+        }
+    }
+
+    // MARK: - Changing, resetting, removing
+
+    /// `PUT /api/account/password`: replaces the password (its current hash must still be
+    /// `checkedHash`), or with `checkedHash` nil sets a first one on the user's email. Every
+    /// session but `keptSessionID` ends, reset codes are void, and a first password is
+    /// `user.updated` (`sign_in_methods`).
+    public func setPassword(
+        userID: String, checkedHash: String?, newHash: String, keptSessionID: String, attempts: PasswordAttempts.Keys?, now: Int64
+    ) async throws -> UserRecord {
+        let outbox = self.outbox
+        return try await Self.mappingDuplicateEmail {
+            try await engine.write { connection in
+                let before = try Self.existingUser(userID, in: connection)
+                if let current = try Self.credential(userID: userID, in: connection) {
+                    guard current.hash == checkedHash else { throw PasswordAccountConflict.passwordChanged }
+                    try connection.run(
+                        "UPDATE password_credentials SET hash = ?, updated_at = ? WHERE user_id = ?", [.text(newHash), .integer(now), .text(userID)])
+                    try connection.run("DELETE FROM password_reset_codes WHERE user_id = ?", [.text(userID)])
+                } else {
+                    guard checkedHash == nil else { throw PasswordAccountConflict.passwordChanged }
+                    guard let email = before.email, !email.isEmpty else { throw PasswordAccountConflict.noEmail }
+                    let normalized = EmailAddress.normalized(email)
+                    if try Self.emailTaken(normalized, exceptUserID: userID, in: connection) { throw PasswordAccountConflict.accountExists }
+                    try connection.run(
+                        "INSERT INTO password_credentials(user_id, email, hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+                        [.text(userID), .text(normalized), .text(newHash), .integer(now), .integer(now)])
+                    try Self.touch(userID, now: now, in: connection)
+                }
+                try connection.run("DELETE FROM sessions WHERE user_id = ? AND id <> ?", [.text(userID), .text(keptSessionID)])
+                if let attempts { try PasswordAttempts.release(attempts, in: connection) }
+                let after = try Self.existingUser(userID, in: connection)
+                try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+                return after
+            }
+        }
+    }
+
+    /// `POST /api/auth/password/reset-request`: for the password of `email`, stores a reset
+    /// code's hash (30 minutes by `expiresAt`) and appends `user.password_reset_requested`
+    /// carrying the code itself, in one transaction. false when no password has that email
+    /// (nothing is stored). A user keeps at most `maxResetCodes` live codes: the oldest go.
+    public func requestPasswordReset(email: String, code: String, codeHash: [UInt8], expiresAt: Int64, now: Int64) async throws -> Bool {
+        let outbox = self.outbox
+        let normalized = EmailAddress.normalized(email)
+        return try await engine.write { connection in
+            guard let credential = try Self.credential(email: normalized, in: connection) else { return false }
+            try connection.run(
+                "INSERT INTO password_reset_codes(code_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                [.blob(codeHash), .text(credential.userID), .integer(now), .integer(expiresAt)])
+            try connection.run(
+                """
+                DELETE FROM password_reset_codes WHERE user_id = ? AND code_hash NOT IN (
+                    SELECT code_hash FROM password_reset_codes WHERE user_id = ? ORDER BY created_at DESC, code_hash LIMIT ?)
+                """,
+                [.text(credential.userID), .text(credential.userID), .integer(Int64(Self.maxResetCodes))])
+            try outbox.append(
+                .userPasswordResetRequested,
+                .passwordResetRequested(userID: credential.userID, email: credential.email, code: code, expiresAt: expiresAt),
+                now: now, in: connection)
+            return true
+        }
+    }
+
+    /// Live reset codes per user: enough for a person who asks again, few enough that a flood
+    /// of requests stores nothing more.
+    public static let maxResetCodes = 5
+
+    /// The credential a live reset code would reset (the code is not used up), for checking
+    /// the new password against its email first.
+    public func passwordResetTarget(codeHash: [UInt8], now: Int64) async throws -> PasswordCredential? {
+        try await engine.read { connection in
+            guard let row = try connection.queryOne(
+                "SELECT user_id FROM password_reset_codes WHERE code_hash = ? AND expires_at > ?", [.blob(codeHash), .integer(now)])
+            else { return nil }
+            return try Self.credential(userID: try row.string("user_id"), in: connection)
+        }
+    }
+
+    /// `POST /api/auth/password/reset`: uses the code up whatever follows; when it was live,
+    /// sets the new password, voids the user's other codes, ends every session and forgets the
+    /// email's failed attempts. nil for a code unknown, used or expired.
+    public func resetPassword(codeHash: [UInt8], newHash: String, now: Int64) async throws -> UserRecord? {
+        try await engine.write { connection -> UserRecord? in
+            guard let row = try connection.queryOne(
+                "DELETE FROM password_reset_codes WHERE code_hash = ? RETURNING user_id, expires_at", [.blob(codeHash)]),
+                try row.int64("expires_at") > now,
+                let credential = try Self.credential(userID: try row.string("user_id"), in: connection)
+            else { return nil }
+            let userID = credential.userID
+            try connection.run("UPDATE password_credentials SET hash = ?, updated_at = ? WHERE user_id = ?", [.text(newHash), .integer(now), .text(userID)])
+            try connection.run("DELETE FROM password_reset_codes WHERE user_id = ?", [.text(userID)])
+            try SessionStore.endAll(userID: userID, in: connection)
+            try PasswordAttempts.forget(email: credential.email, in: connection)
+            return try UserStore.user(id: userID, in: connection)
+        }
+    }
+
+    /// `DELETE /api/account/password`: only while the user has an Apple ID to sign in with
+    /// (else `lastSignInMethod`). A user without a password is returned unchanged.
+    public func removePassword(userID: String, now: Int64) async throws -> UserRecord {
+        let outbox = self.outbox
+        return try await engine.write { connection in
+            let before = try Self.existingUser(userID, in: connection)
+            guard before.hasPassword else { return before }
+            guard before.appleSub != nil else { throw PasswordAccountConflict.lastSignInMethod }
+            try connection.run("DELETE FROM password_credentials WHERE user_id = ?", [.text(userID)])
+            try Self.touch(userID, now: now, in: connection)
+            let after = try Self.existingUser(userID, in: connection)
+            try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+            return after
+        }
+    }
+
+    static func prunePasswordRecords(in connection: any SQLConnection, now: Int64) throws -> Int {
+        try connection.run("DELETE FROM password_reset_codes WHERE expires_at <= ?", [.integer(now)])
+            + PasswordAttempts.prune(in: connection, now: now)
+    }
+
+    // MARK: - Helpers
+
+    /// The user row, which the caller's transaction has just read or written.
+    static func existingUser(_ id: String, in connection: any SQLConnection) throws -> UserRecord {
+        guard let user = try UserStore.user(id: id, in: connection) else { throw PasswordAccountConflict.userGone }
+        return user
+    }
+
+    /// Marks the user row changed: its sign-in methods changed, and the session caches of
+    /// every instance hold user rows (SQLite's change tracker, PostgreSQL's NOTIFY trigger).
+    static func touch(_ userID: String, now: Int64, in connection: any SQLConnection) throws {
+        try connection.run("UPDATE users SET updated_at = ? WHERE id = ?", [.integer(now), .text(userID)])
+    }
+
+    static func nonEmpty(_ text: String?) -> SQLiteValue {
+        guard let text, !text.isEmpty else { return .null }
+        return .text(text)
+    }
+
+    /// Two instances racing to take one email: the unique index refuses the second.
+    static func mappingDuplicateEmail<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw PasswordAccountConflict.accountExists
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw PasswordAccountConflict.accountExists
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import AppleSimulator
+import Foundation
+import HTTPServer
+import JSON
+import SQLite
+import Testing
+import WireFormat
+@testable import SiwaApp
+
+/// SPEC §9 "Pages" over real sockets: the sign-in page's email and password forms (bound to
+/// the browser's `siwa_form` cookie), the account page's sign-in methods, and "Add Sign in with
+/// Apple", whose callback is Apple's cross-site POST carrying no session cookie.
+@Suite(.timeLimit(.minutes(2)))
+struct PasswordPagesTests {
+    typealias Fixture = WebFlowTests.Fixture
+
+    /// The sign-in page's form cookie and token.
+    static func formToken(_ fixture: Fixture) async throws -> (cookie: String, token: String) {
+        let home = try await fixture.send("GET", "/")
+        #expect(home.status == 200)
+        WebFlowTests.expectPageHeaders(home)
+        let cookie = try #require(home.cookieValue(SessionCookies.formName))
+        #expect(home.cookie(SessionCookies.formName)?.contains("HttpOnly; Secure; SameSite=Lax") == true)
+        return (cookie, try #require(csrf(in: home.body)))
+    }
+
+    static func csrf(in page: String) -> String? {
+        guard let range = page.range(of: #"name="csrf" value=""#) else { return nil }
+        return String(page[range.upperBound...].prefix { $0 != "\"" })
+    }
+
+    static func post(_ fixture: Fixture, _ path: String, _ fields: [(String, String)], cookies: [String], origin: String? = nil) async throws
+        -> WebFlowTests.Reply
+    {
+        try await fixture.send("POST", path, headers: [
+            "Content-Type": "application/x-www-form-urlencoded", "Origin": origin ?? fixture.origin, "Cookie": cookies.joined(separator: "; "),
+        ], body: FormFields(fields: fields).encoded())
+    }
+
+    @Test func createAnAccountSignOutAndSignInWithThePassword() async throws {
+        let fixture = try await Fixture()
+        let (cookie, token) = try await Self.formToken(fixture)
+        let form = "\(SessionCookies.formName)=\(cookie)"
+        let home = try await fixture.send("GET", "/", headers: ["Cookie": form])
+        // The page keeps the browser's cookie and shows the forms beside the Apple button.
+        #expect(home.cookie(SessionCookies.formName) == nil)
+        #expect(home.body.contains(#"action="/auth/password/sign-in""#) && home.body.contains(#"action="/auth/password/sign-up""#))
+        #expect(!home.body.contains("<script>"))
+
+        let fields = [("csrf", token), ("email", "ada@example.com"), ("password", "correct horse battery"), ("given_name", "Ada")]
+        // Without the cookie, or from another site, nothing is created.
+        #expect(try await Self.post(fixture, "/auth/password/sign-up", fields, cookies: []).status == 403)
+        #expect(try await Self.post(fixture, "/auth/password/sign-up", fields, cookies: [form], origin: "https://evil.example").status == 403)
+        #expect(try await Self.post(fixture, "/auth/password/sign-up", [("csrf", "forged")] + fields.dropFirst(), cookies: [form]).status == 403)
+        #expect(try fixture.count("users") == 0)
+
+        let made = try await Self.post(fixture, "/auth/password/sign-up", fields, cookies: [form])
+        #expect(made.status == 303 && made.header("Location") == "/account?welcome=1")
+        let session = try #require(made.cookieValue(SessionCookies.sessionName))
+        let account = try await fixture.send("GET", "/account", headers: ["Cookie": "siwa_session=\(session)"])
+        #expect(account.body.contains("Hello, Ada"))
+        #expect(account.body.contains(#"id="add-apple""#) && account.body.contains(#"id="change-password-form""#))
+
+        // A second account with that email goes back to the page with the reason.
+        let again = try await Self.post(fixture, "/auth/password/sign-up", fields, cookies: [form])
+        #expect(again.header("Location") == "/?error=account_exists")
+        #expect(try await fixture.send("GET", "/?error=account_exists").body.contains("An account already uses this email"))
+
+        let wrong = try await Self.post(fixture, "/auth/password/sign-in", [("csrf", token), ("email", "ada@example.com"), ("password", "wrong horse battery")], cookies: [form])
+        #expect(wrong.status == 303 && wrong.header("Location") == "/?error=invalid_credentials")
+        let signedIn = try await Self.post(fixture, "/auth/password/sign-in", [("csrf", token), ("email", "ADA@example.com"), ("password", "correct horse battery")], cookies: [form])
+        #expect(signedIn.status == 303 && signedIn.header("Location") == "/account")
+        #expect(signedIn.cookieValue(SessionCookies.sessionName) != nil)
+        await fixture.stop()
+    }
+
+    @Test func addSignInWithAppleLinksOnTheCrossSiteCallback() async throws {
+        let fixture = try await Fixture()
+        let (cookie, token) = try await Self.formToken(fixture)
+        let made = try await Self.post(
+            fixture, "/auth/password/sign-up", [("csrf", token), ("email", "ada@example.com"), ("password", "correct horse battery")],
+            cookies: ["\(SessionCookies.formName)=\(cookie)"])
+        let session = "siwa_session=" + (made.cookieValue(SessionCookies.sessionName) ?? "")
+        let account = try await fixture.send("GET", "/account", headers: ["Cookie": session])
+        let accountToken = try #require(Self.csrf(in: account.body))
+
+        // A link with the page's token (a form's redirect to Apple would break the CSP's form-action).
+        #expect(account.body.contains(#"href="/auth/apple/link?csrf="#))
+        #expect(try await fixture.send("GET", "/auth/apple/link?csrf=forged", headers: ["Cookie": session]).status == 403)
+        let start = try await fixture.send("GET", "/auth/apple/link?csrf=\(FormURLEncoding.escape(accountToken))", headers: ["Cookie": session])
+        #expect(start.status == 302)
+        let location = try #require(start.header("Location"))
+        #expect(location.hasPrefix(fixture.simulator.baseURL + "/auth/authorize?"))
+        let query = Dictionary(try FormFields(parsing: location.split(separator: "?", maxSplits: 1).last ?? "").fields.map { ($0.name, $0.value) }) { a, _ in a }
+        let binding = try #require(start.cookieValue(SessionCookies.bindingName))
+
+        // Apple's form_post: a cross-site POST with the binding cookie (SameSite=None) and no session cookie.
+        let sub = "000901.00000000000000000000000000000901.0901"
+        let callback = try await fixture.callback(
+            try fixture.applePost(state: try #require(query["state"]), nonce: try #require(query["nonce"]), sub: sub), binding: binding)
+        #expect(callback.status == 303, "\(callback.body)")
+        #expect(callback.header("Location") == "/account?linked=1")
+        #expect(callback.cookieValue(SessionCookies.sessionName) == nil, "a link makes no new session")
+        let linked = try await fixture.send("GET", "/account?linked=1", headers: ["Cookie": session])
+        #expect(linked.body.contains("Sign in with Apple was added"))
+        #expect(linked.body.contains(#"id="remove-apple""#) && linked.body.contains(#"id="remove-password""#))
+        #expect(try fixture.database.read { try $0.queryOne("SELECT COUNT(*) FROM users WHERE apple_sub = ?", [.text(sub)])?.int(0) } == 1)
+        #expect(try fixture.count("users") == 1)
+
+        // Removing the password leaves Apple as the only method, which cannot be removed.
+        let removed = try await Self.post(fixture, "/account/password/remove", [("csrf", accountToken)], cookies: [session])
+        #expect(removed.header("Location") == "/account?password=removed")
+        let refused = try await Self.post(fixture, "/account/apple/remove", [("csrf", accountToken)], cookies: [session])
+        #expect(refused.header("Location") == "/account?error=last_sign_in_method")
+        let page = try await fixture.send("GET", "/account?error=last_sign_in_method", headers: ["Cookie": session])
+        #expect(page.body.contains("This is your only way to sign in"))
+        await fixture.stop()
+    }
+
+    @Test func aLinkStartedByASessionThatEndedLinksNothing() async throws {
+        let fixture = try await Fixture()
+        let (cookie, token) = try await Self.formToken(fixture)
+        let made = try await Self.post(
+            fixture, "/auth/password/sign-up", [("csrf", token), ("email", "bob@example.com"), ("password", "correct horse battery")],
+            cookies: ["\(SessionCookies.formName)=\(cookie)"])
+        let session = "siwa_session=" + (made.cookieValue(SessionCookies.sessionName) ?? "")
+        let accountToken = try #require(Self.csrf(in: try await fixture.send("GET", "/account", headers: ["Cookie": session]).body))
+        let start = try await fixture.send("GET", "/auth/apple/link?csrf=\(FormURLEncoding.escape(accountToken))", headers: ["Cookie": session])
+        let location = try #require(start.header("Location"))
+        let query = Dictionary(try FormFields(parsing: location.split(separator: "?", maxSplits: 1).last ?? "").fields.map { ($0.name, $0.value) }) { a, _ in a }
+        // Signed out before Apple answered.
+        #expect(try await Self.post(fixture, "/account/logout", [("csrf", accountToken)], cookies: [session]).status == 303)
+        let sub = "000902.00000000000000000000000000000902.0902"
+        let binding: String = try #require(start.cookieValue(SessionCookies.bindingName))
+        let callback = try await fixture.callback(
+            try fixture.applePost(state: try #require(query["state"]), nonce: try #require(query["nonce"]), sub: sub), binding: binding)
+        #expect(callback.status == 400)
+        #expect(try fixture.database.read { try $0.queryOne("SELECT COUNT(*) FROM users WHERE apple_sub = ?", [.text(sub)])?.int(0) } == 0)
+        await fixture.stop()
+    }
+
+    @Test func theResetPageCarriesItsCodeAndAWeakPasswordKeepsIt() async throws {
+        let fixture = try await Fixture {
+            $0.webhookURL = "http://127.0.0.1:9/hooks"
+            $0.webhookSecret = [UInt8](repeating: 7, count: 32)
+        }
+        let (cookie, token) = try await Self.formToken(fixture)
+        let form = "\(SessionCookies.formName)=\(cookie)"
+        _ = try await Self.post(fixture, "/auth/password/sign-up", [("csrf", token), ("email", "cy@example.com"), ("password", "correct horse battery")], cookies: [form])
+        let requested = try await Self.post(fixture, "/auth/password/reset-request", [("csrf", token), ("email", "cy@example.com")], cookies: [form])
+        #expect(requested.header("Location") == "/?reset=requested")
+        let body = try #require(try fixture.database.read {
+            try $0.queryOne("SELECT body FROM webhook_events WHERE type = 'user.password_reset_requested'")?.string(0)
+        })
+        let code = try #require(try JSONParser.parse(body).object?["data"]?.object?["code"]?.string)
+        let page = try await fixture.send("GET", "/reset-password?code=\(code)", headers: ["Cookie": form])
+        #expect(page.body.contains(#"value="\#(code)""#))
+        let weak = try await Self.post(fixture, "/auth/password/reset", [("csrf", token), ("code", code), ("new_password", "basketball")], cookies: [form])
+        #expect(weak.header("Location") == "/reset-password?error=weak_password&code=\(code)")
+        let done = try await Self.post(fixture, "/auth/password/reset", [("csrf", token), ("code", code), ("new_password", "a brand new password")], cookies: [form])
+        #expect(done.header("Location") == "/?reset=done")
+        let signedIn = try await Self.post(fixture, "/auth/password/sign-in", [("csrf", token), ("email", "cy@example.com"), ("password", "a brand new password")], cookies: [form])
+        #expect(signedIn.header("Location") == "/account")
+        await fixture.stop()
+    }
+}
