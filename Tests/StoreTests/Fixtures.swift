@@ -19,10 +19,11 @@ func withLocation<T>(_ engine: Engine, _ body: (String) async throws -> T) async
     }
 }
 
-/// Runs `body` with a freshly migrated store on `engine`, opened as the server opens it.
-func withStore<T>(_ engine: Engine, _ body: (Store) async throws -> T) async throws -> T {
+/// Runs `body` with a freshly migrated store on `engine`, opened as the server opens it; with
+/// `events`, changes append their webhook events.
+func withStore<T>(_ engine: Engine, events: WebhookEventRenderer? = nil, _ body: (Store) async throws -> T) async throws -> T {
     try await withLocation(engine) { location in
-        let store = try Store.open(location, connections: 2) { testDataKey }
+        let store = try Store.open(location, connections: 2, events: events) { testDataKey }
         defer { store.close() }
         return try await body(store)
     }
@@ -51,5 +52,12 @@ func cacheReady(_ store: Store) async throws {
     while !cache.isListening {
         guard ContinuousClock.now < deadline else { throw CacheNotListening() }
         try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// The webhook outbox's bodies, oldest first.
+func outboxBodies(_ store: Store) async throws -> [String] {
+    try await store.engine.read { connection in
+        try connection.query("SELECT body FROM webhook_events ORDER BY seq").map { try $0.string(0) }
     }
 }

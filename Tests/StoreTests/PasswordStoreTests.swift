@@ -20,18 +20,10 @@ struct PasswordStoreTests {
     }
 
     static func withStore(_ engine: Engine, _ body: (Store) async throws -> Void) async throws {
-        try await withLocation(engine) { location in
-            let store = try Store.open(location, connections: 2, events: renderer) { testDataKey }
-            defer { store.close() }
-            try await body(store)
-        }
+        try await StoreTests.withStore(engine, events: renderer, body)
     }
 
-    static func events(_ store: Store) async throws -> [String] {
-        try await store.engine.read { connection in
-            try connection.query("SELECT body FROM webhook_events ORDER BY seq").map { try $0.string(0) }
-        }
-    }
+    static func events(_ store: Store) async throws -> [String] { try await outboxBodies(store) }
 
     static func signUp(_ store: Store, _ email: String, hash: String = "$scrypt$h1", now: Int64 = 1_000) async throws -> Store.SignedIn {
         var signUp = PasswordSignUp(email: email, hash: hash, sessionTTL: 86_400)

@@ -22,18 +22,10 @@ struct TeamTransferStoreTests {
     }
 
     static func withStore(_ engine: Engine, _ body: (Store) async throws -> Void) async throws {
-        try await withLocation(engine) { location in
-            let store = try Store.open(location, connections: 2, events: renderer) { testDataKey }
-            defer { store.close() }
-            try await body(store)
-        }
+        try await StoreTests.withStore(engine, events: renderer, body)
     }
 
-    static func events(_ store: Store) async throws -> [String] {
-        try await store.engine.read { connection in
-            try connection.query("SELECT body FROM webhook_events ORDER BY seq").map { try $0.string(0) }
-        }
-    }
+    static func events(_ store: Store) async throws -> [String] { try await outboxBodies(store) }
 
     /// A sign-in with a code's tokens: a user, a session and stored Apple tokens.
     static func signIn(_ store: Store, sub: String, token: String, transferSub: String? = nil, now: Int64 = 1_000) async throws -> Store.SignedIn {

@@ -19,19 +19,11 @@ struct WebhookOutboxTests {
     }
 
     static func withStore(_ engine: Engine, _ body: (Store) async throws -> Void) async throws {
-        try await withLocation(engine) { location in
-            let store = try Store.open(location, connections: 2, events: renderer) { testDataKey }
-            defer { store.close() }
-            try await body(store)
-        }
+        try await StoreTests.withStore(engine, events: renderer, body)
     }
 
     /// The outbox's bodies in order.
-    static func events(_ store: Store) async throws -> [String] {
-        try await store.engine.read { connection in
-            try connection.query("SELECT body FROM webhook_events ORDER BY seq").map { try $0.string(0) }
-        }
-    }
+    static func events(_ store: Store) async throws -> [String] { try await outboxBodies(store) }
 
     static func signIn(_ store: Store, sub: String, token: String, email: String? = nil, now: Int64) async throws -> Store.SignedIn {
         let write = SignInWrite(
