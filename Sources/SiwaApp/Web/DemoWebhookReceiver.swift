@@ -2,7 +2,6 @@ import HTTPServer
 import JSON
 import OpenSSLCrypto
 import Synchronization
-import WireFormat
 
 /// `siwa-server demo`'s own webhook receiver (issue 10): the demo points `webhook_url` at
 /// `POST /demo/webhooks` on itself, checks each event's Standard Webhooks signature as a team's
@@ -43,11 +42,9 @@ public final class DemoWebhookReceiver: Sendable {
               let seconds = Int64(timestamp), abs(clock() - seconds) <= Self.tolerance,
               let signatures = request.headers["webhook-signature"]
         else { return HTTPResponse(status: 401) }
-        let expected = Base64.standard.encode(HMACSHA256.mac(key: secret, message: Array("\(id).\(timestamp).".utf8) + request.body))
+        let expected = WebhookSignature.sign(id: id, timestamp: seconds, body: request.body, secret: secret)
         // The header may carry several space-separated `v1,<base64>` signatures (key rotation).
-        let valid = signatures.split(separator: " ").contains { candidate in
-            candidate.hasPrefix("v1,") && ConstantTime.equals(candidate.dropFirst(3).utf8, expected.utf8)
-        }
+        let valid = signatures.split(separator: " ").contains { ConstantTime.equals($0.utf8, expected.utf8) }
         guard valid else { return HTTPResponse(status: 401) }
         let body = String(decoding: request.body, as: UTF8.self)
         let type = (try? JSONParser.parse(request.body).object?["type"]?.string) ?? nil
