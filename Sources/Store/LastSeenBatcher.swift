@@ -41,7 +41,7 @@ public final class LastSeenBatcher: Sendable {
     }
 
     /// Records the use and, when due, flushes in the same call.
-    public func touch(_ sessionID: String, at now: Int64) async throws {
+    nonisolated(nonsending) public func touch(_ sessionID: String, at now: Int64) async throws {
         if record(sessionID, at: now) {
             try await flush(now: now)
         }

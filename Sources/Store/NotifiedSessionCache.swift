@@ -21,9 +21,9 @@ final class NotifiedSessionCache: Sendable {
     static let capacity = 10_000
 
     private struct State {
-        var entries: [[UInt8]: (session: SessionRecord, user: UserRecord)] = [:]
-        var hashBySession: [String: [UInt8]] = [:]
-        var hashesByUser: [String: Set<[UInt8]>] = [:]
+        var entries: [TokenHash: (session: SessionRecord, user: UserRecord)] = [:]
+        var hashBySession: [String: TokenHash] = [:]
+        var hashesByUser: [String: Set<TokenHash>] = [:]
         /// Moves on every invalidation: a read that started before one is not stored, since
         /// it may hold what the invalidation was about.
         var generation: UInt64 = 0
@@ -32,7 +32,7 @@ final class NotifiedSessionCache: Sendable {
         var unheardWrites: Set<UInt64> = []
         var nextWrite: UInt64 = 0
 
-        mutating func remove(_ tokenHash: [UInt8]) {
+        mutating func remove(_ tokenHash: TokenHash) {
             guard let entry = entries.removeValue(forKey: tokenHash) else { return }
             hashBySession[entry.session.id] = nil
             hashesByUser[entry.user.id]?.remove(tokenHash)
@@ -52,7 +52,7 @@ final class NotifiedSessionCache: Sendable {
 
     private let state = Mutex(State())
 
-    func lookup(_ tokenHash: [UInt8]) -> (SessionRecord, UserRecord)? {
+    func lookup(_ tokenHash: TokenHash) -> (SessionRecord, UserRecord)? {
         state.withLock { state in
             guard state.listening, state.unheardWrites.isEmpty, let entry = state.entries[tokenHash] else { return nil }
             return (entry.session, entry.user)
@@ -62,7 +62,7 @@ final class NotifiedSessionCache: Sendable {
     /// Taken before a read; `store` keeps the result only if nothing was invalidated since.
     var generation: UInt64 { state.withLock { $0.generation } }
 
-    func store(_ tokenHash: [UInt8], session: SessionRecord, user: UserRecord, readAt generation: UInt64) {
+    func store(_ tokenHash: TokenHash, session: SessionRecord, user: UserRecord, readAt generation: UInt64) {
         state.withLock { state in
             guard state.listening, state.generation == generation else { return }
             if state.entries.count >= Self.capacity, state.entries[tokenHash] == nil, let victim = state.entries.keys.first {

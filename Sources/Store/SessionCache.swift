@@ -8,22 +8,30 @@ import Synchronization
 /// invalidates it before the write's caller resumes. Expiry and idleness are still checked on
 /// every hit, exactly as the query does.
 final class SessionCache: Sendable {
-    struct Entry: Sendable {
+    /// A class, so a hit takes one reference out of the lock rather than copying every field.
+    final class Entry: Sendable {
         let session: SessionRecord
         let user: UserRecord
         let rows: [RowChangeTracker.Row]
         let versions: [UInt64]
+
+        init(session: SessionRecord, user: UserRecord, rows: [RowChangeTracker.Row], versions: [UInt64]) {
+            self.session = session
+            self.user = user
+            self.rows = rows
+            self.versions = versions
+        }
     }
 
     /// Bounds memory; past it an arbitrary entry makes room (a later re-read, nothing worse).
     static let capacity = 10_000
 
     private struct State {
-        var entries: [[UInt8]: Entry] = [:]
+        var entries: [TokenHash: Entry] = [:]
         /// Which entry holds a session, so an ended one is dropped at once.
-        var hashBySessionID: [String: [UInt8]] = [:]
+        var hashBySessionID: [String: TokenHash] = [:]
 
-        mutating func remove(_ tokenHash: [UInt8]) {
+        mutating func remove(_ tokenHash: TokenHash) {
             if let entry = entries.removeValue(forKey: tokenHash) { hashBySessionID[entry.session.id] = nil }
         }
     }
@@ -41,7 +49,7 @@ final class SessionCache: Sendable {
     }
 
     /// The cached session and user when neither row changed since they were read.
-    func lookup(_ tokenHash: [UInt8]) -> (SessionRecord, UserRecord)? {
+    func lookup(_ tokenHash: TokenHash) -> (SessionRecord, UserRecord)? {
         guard let entry = state.withLock({ $0.entries[tokenHash] }) else { return nil }
         guard tracker.isCurrent(entry.rows, versions: entry.versions) else {
             state.withLock { $0.remove(tokenHash) }
@@ -50,7 +58,7 @@ final class SessionCache: Sendable {
         return (entry.session, entry.user)
     }
 
-    func store(_ tokenHash: [UInt8], session: SessionRecord, user: UserRecord, rows: [RowChangeTracker.Row], versions: [UInt64]) {
+    func store(_ tokenHash: TokenHash, session: SessionRecord, user: UserRecord, rows: [RowChangeTracker.Row], versions: [UInt64]) {
         let entry = Entry(session: session, user: user, rows: rows, versions: versions)
         state.withLock { state in
             if state.entries.count >= Self.capacity, state.entries[tokenHash] == nil, let victim = state.entries.keys.first {

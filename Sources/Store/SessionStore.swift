@@ -25,9 +25,9 @@ public struct SessionStore: Sendable {
 
     /// The stored form of a token: SHA-256 of its decoded bytes, or nil for text that cannot
     /// be one of our tokens (so garbage never reaches the database).
-    static func tokenHash(_ token: String) -> [UInt8]? {
-        guard token.utf8.count == 43, let bytes = Base64.url.decode(token), bytes.count == tokenBytes else { return nil }
-        return SHA256.hash(bytes)
+    static func tokenHash(_ token: Substring) -> TokenHash? {
+        guard token.utf8.count == 43 else { return nil }
+        return TokenHash(token: token, decodedCount: tokenBytes)
     }
 
     // MARK: - Creating
@@ -63,7 +63,12 @@ public struct SessionStore: Sendable {
     /// index, then the users primary key), or none when the cache holds it unchanged. nil for
     /// an unknown token, a session past its absolute expiry, or one unused for `idleTTL` seconds
     /// (as far as the last flushed `last_seen_at` knows; see `LastSeenBatcher`).
-    public func authenticate(token: String, now: Int64, idleTTL: Int64) async throws -> (SessionRecord, UserRecord)? {
+    nonisolated(nonsending) public func authenticate(token: String, now: Int64, idleTTL: Int64) async throws -> (SessionRecord, UserRecord)? {
+        try await authenticate(token: token[...], now: now, idleTTL: idleTTL)
+    }
+
+    /// As above, for a token cut from a header without copying it.
+    nonisolated(nonsending) public func authenticate(token: Substring, now: Int64, idleTTL: Int64) async throws -> (SessionRecord, UserRecord)? {
         guard let hash = Self.tokenHash(token) else { return nil }
         // A cached copy that looks idle is read again: another instance may have seen the
         // session used since this one cached it.
@@ -85,7 +90,7 @@ public struct SessionStore: Sendable {
     /// Sessions held in memory (tests).
     public var cachedCount: Int { caching.count }
 
-    private func read(_ hash: [UInt8]) async throws -> (SessionRecord, UserRecord)? {
+    private func read(_ hash: TokenHash) async throws -> (SessionRecord, UserRecord)? {
         switch caching {
         case .none:
             return try await readUncached(hash)
@@ -99,17 +104,17 @@ public struct SessionStore: Sendable {
         }
     }
 
-    private func readUncached(_ hash: [UInt8]) async throws -> (SessionRecord, UserRecord)? {
+    private func readUncached(_ hash: TokenHash) async throws -> (SessionRecord, UserRecord)? {
         try await engine.read { connection in
-            guard let row = try connection.queryOne(Self.authenticateSQL, [.blob(hash)]) else { return nil }
+            guard let row = try connection.queryOne(Self.authenticateSQL, [.blob(hash.bytes)]) else { return nil }
             return (try SessionRecord(row: row), try UserRecord(row: row))
         }
     }
 
-    private func read(_ hash: [UInt8], tracking cache: SessionCache) async throws -> (SessionRecord, UserRecord)? {
+    private func read(_ hash: TokenHash, tracking cache: SessionCache) async throws -> (SessionRecord, UserRecord)? {
         let sequence = cache.tracker.sequence
         guard let (session, user, rows) = try await engine.read({ connection -> (SessionRecord, UserRecord, [RowChangeTracker.Row])? in
-            guard let row = try connection.queryOne(Self.authenticateWithRowIDsSQL, [.blob(hash)]) else { return nil }
+            guard let row = try connection.queryOne(Self.authenticateWithRowIDsSQL, [.blob(hash.bytes)]) else { return nil }
             let rows = [
                 RowChangeTracker.Row(table: cache.sessionsTable, rowid: try row.int64("session_rowid")),
                 RowChangeTracker.Row(table: cache.usersTable, rowid: try row.int64("user_rowid")),
@@ -241,7 +246,7 @@ enum SessionCaching: Sendable {
     /// PostgreSQL: entries dropped when the database NOTIFYs a change.
     case notified(NotifiedSessionCache)
 
-    func lookup(_ tokenHash: [UInt8]) -> (SessionRecord, UserRecord)? {
+    func lookup(_ tokenHash: TokenHash) -> (SessionRecord, UserRecord)? {
         switch self {
         case .none: nil
         case .tracked(let cache): cache.lookup(tokenHash)

@@ -101,55 +101,72 @@ public struct Base64: Sendable {
     /// token verified, so it avoids per-byte appends and generic iteration.
     @usableFromInline
     func decode(buffer input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard let outputCount = decodedCount(input) else { return nil }
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
+            valid = decode(input, into: out) != nil
+            initialized = valid ? outputCount : 0
+        }
+        return valid ? output : nil
+    }
+
+    /// How many bytes `input` decodes to, or nil when its length (or padding) rules it out.
+    public func decodedCount(_ input: UnsafeBufferPointer<UInt8>) -> Int? {
+        let count = unpaddedCount(input)
+        guard count >= 0, count % 4 != 1 else { return nil }
+        return count / 4 * 3 + (count % 4 == 0 ? 0 : count % 4 - 1)
+    }
+
+    /// The characters before any padding, or -1 when padding is required and missing.
+    private func unpaddedCount(_ input: UnsafeBufferPointer<UInt8>) -> Int {
         var count = input.count
         if padding != .none, count % 4 == 0, count > 0, input[count - 1] == UInt8(ascii: "=") {
             count -= input[count - 2] == UInt8(ascii: "=") ? 2 : 1
         } else if padding == .required, count % 4 != 0 {
-            return nil
+            return -1
         }
+        return count
+    }
+
+    /// Decodes into the caller's buffer, which holds at least `decodedCount(input)` bytes (a
+    /// session token decodes onto the stack); returns how many were written, or nil.
+    public func decode(_ input: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        guard let outputCount = decodedCount(input), out.count >= outputCount else { return nil }
+        let count = unpaddedCount(input)
         let text = UnsafeBufferPointer(rebasing: input[..<count])
         let remainder = count % 4
-        guard remainder != 1 else { return nil }
-        let outputCount = count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
         let table = switch alphabet {
         case .standard: Self.standardTable
         case .url: Self.urlTable
         case .standardOrURL: Self.eitherTable
         }
-        var valid = true
-        let output = [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
-            table.withUnsafeBufferPointer { table in
-                var input = 0
-                var position = 0
-                while input + 4 <= count {
-                    let a = table[Int(text[input])], b = table[Int(text[input + 1])]
-                    let c = table[Int(text[input + 2])], d = table[Int(text[input + 3])]
-                    if (a | b | c | d) & 0xC0 != 0 { valid = false; break }
-                    out[position] = a << 2 | b >> 4
+        return table.withUnsafeBufferPointer { table -> Int? in
+            var input = 0
+            var position = 0
+            while input + 4 <= count {
+                let a = table[Int(text[input])], b = table[Int(text[input + 1])]
+                let c = table[Int(text[input + 2])], d = table[Int(text[input + 3])]
+                if (a | b | c | d) & 0xC0 != 0 { return nil }
+                out[position] = a << 2 | b >> 4
+                out[position + 1] = b << 4 | c >> 2
+                out[position + 2] = c << 6 | d
+                input += 4
+                position += 3
+            }
+            if remainder >= 2 {
+                let a = table[Int(text[input])], b = table[Int(text[input + 1])]
+                let c = remainder == 3 ? table[Int(text[input + 2])] : 0
+                if (a | b | c) & 0xC0 != 0 { return nil }
+                out[position] = a << 2 | b >> 4
+                // Leftover bits must be zero, or two strings would decode the same.
+                if remainder == 2 {
+                    if b & 0x0F != 0 { return nil }
+                } else {
                     out[position + 1] = b << 4 | c >> 2
-                    out[position + 2] = c << 6 | d
-                    input += 4
-                    position += 3
-                }
-                if valid, remainder >= 2 {
-                    let a = table[Int(text[input])], b = table[Int(text[input + 1])]
-                    let c = remainder == 3 ? table[Int(text[input + 2])] : 0
-                    if (a | b | c) & 0xC0 != 0 {
-                        valid = false
-                    } else {
-                        out[position] = a << 2 | b >> 4
-                        // Leftover bits must be zero, or two strings would decode the same.
-                        if remainder == 2 {
-                            if b & 0x0F != 0 { valid = false }
-                        } else {
-                            out[position + 1] = b << 4 | c >> 2
-                            if c & 0x03 != 0 { valid = false }
-                        }
-                    }
+                    if c & 0x03 != 0 { return nil }
                 }
             }
-            initialized = valid ? outputCount : 0
+            return outputCount
         }
-        return valid ? output : nil
     }
 }

@@ -186,6 +186,27 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
         #expect(hex(SHA256.hash("")) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
+    /// The in-place form reuses one context per thread: consecutive digests on many threads
+    /// must not bleed into each other.
+    @Test func inPlaceDigestsAgreeAcrossThreads() async {
+        let inputs = (0..<64).map { index in [UInt8](repeating: UInt8(index), count: index * 7) }
+        await withTaskGroup(of: Bool.self) { group in
+            for input in inputs {
+                group.addTask {
+                    var digest = [UInt8](repeating: 0, count: 32)
+                    for _ in 0..<50 {
+                        input.withUnsafeBytes { bytes in digest.withUnsafeMutableBytes { SHA256.hash(bytes, into: $0) } }
+                    }
+                    return digest == SHA256.hash(input)
+                }
+            }
+            for await agreed in group { #expect(agreed) }
+        }
+        var digest = [UInt8](repeating: 0, count: 32)
+        Array("abc".utf8).withUnsafeBytes { bytes in digest.withUnsafeMutableBytes { SHA256.hash(bytes, into: $0) } }
+        #expect(hex(digest) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
     @Test func randomBytesDiffer() {
         let first = SecureRandom.bytes(32)
         #expect(first.count == 32)

@@ -212,3 +212,19 @@ import Testing
         #expect(errors.response(for: ShownAsPage(error: APIError.invalidRequest("x")), request: nil).status == 400)
     }
 }
+
+@Suite struct BearerCredentialsTests {
+    @Test func theSchemeIsCaseInsensitiveAndWhitespaceAroundTheTokenGoes() {
+        #expect(SessionAuthenticator.bearerCredentials("Bearer abc") == "abc")
+        #expect(SessionAuthenticator.bearerCredentials("bearer abc") == "abc")
+        #expect(SessionAuthenticator.bearerCredentials("BEARER abc") == "abc")
+        #expect(SessionAuthenticator.bearerCredentials("Bearer \t abc \t") == "abc")
+        #expect(SessionAuthenticator.bearerCredentials("Bearer ") == "")
+    }
+
+    @Test func otherSchemesAndLookalikesAreNotBearer() {
+        for value in ["Basic abc", "Bearer", "Bearerabc", "Bearer\tabc", "Bearex abc", "Bea", "", "B\u{0}arer abc", "Bearer\u{2000}abc"] {
+            #expect(SessionAuthenticator.bearerCredentials(value) == nil, "\(value)")
+        }
+    }
+}

@@ -34,7 +34,7 @@ import Testing
         let user = try await Self.makeUser()
         let cache = NotifiedSessionCache()
         cache.listenerConnected()
-        for (hash, id) in [([UInt8(1)], "s1"), ([2], "s2"), ([3], "s3")] {
+        for (hash, id) in [([1] as TokenHash, "s1"), ([2], "s2"), ([3], "s3")] {
             cache.store(hash, session: session(id, of: user), user: user, readAt: cache.generation)
         }
         cache.invalidate("s:s2")

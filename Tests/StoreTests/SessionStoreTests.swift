@@ -36,6 +36,10 @@ import Testing
             let (record, user) = try await #require(try sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600))
             #expect(record == session.record)
             #expect(user.id == userID)
+            // As cut from an Authorization header, without a copy.
+            let header = "Bearer " + session.token + "  "
+            let cut = header.dropFirst(7).dropLast(2)
+            #expect(try await sessions.authenticate(token: cut, now: 1_001, idleTTL: 600)?.0 == session.record)
         }
     }
 
@@ -51,6 +55,9 @@ import Testing
             await #expect(try sessions.authenticate(token: other, now: 1_001, idleTTL: 600) == nil)
             await #expect(try sessions.authenticate(token: "", now: 1_001, idleTTL: 600) == nil)
             await #expect(try sessions.authenticate(token: session.token + "A", now: 1_001, idleTTL: 600) == nil)
+            // 43 characters that are not base64url, or whose last one carries stray bits.
+            await #expect(try sessions.authenticate(token: String(repeating: "!", count: 43), now: 1_001, idleTTL: 600) == nil)
+            await #expect(try sessions.authenticate(token: String(session.token.dropLast()) + "B", now: 1_001, idleTTL: 600) == nil)
 
             // Idle: last seen at 1000, idle TTL 600.
             await #expect(try sessions.authenticate(token: session.token, now: 1_599, idleTTL: 600) != nil)

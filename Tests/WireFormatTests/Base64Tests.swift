@@ -91,4 +91,25 @@ import WireFormat
         #expect(Base64.url.decode(text.lazy.map { $0 }) == Array("fooba".utf8))
         #expect(Base64.url.decode(text.lazy.map { $0 == UInt8(ascii: "E") ? UInt8(ascii: "F") : $0 }) == nil)
     }
+
+    /// The session token's path decodes onto the stack: same answers as the array form.
+    @Test func decodesIntoTheCallersBuffer() {
+        for text in ["", "Zg", "Zm8", "Zm9v", "Zm9vYmE", "-_-_-A", "AB", "A", "Zm9v!"] {
+            var input = text
+            let expected = Base64.url.decode(text)
+            input.withUTF8 { utf8 in
+                let count = Base64.url.decodedCount(utf8)
+                #expect(count == (text.utf8.count % 4 == 1 ? nil : text.utf8.count / 4 * 3 + max(0, text.utf8.count % 4 - 1)), "\(text)")
+                var buffer = [UInt8](repeating: 0xEE, count: 8)
+                let written = buffer.withUnsafeMutableBufferPointer { Base64.url.decode(utf8, into: $0) }
+                #expect(written.map { Array(buffer[..<$0]) } == expected, "\(text)")
+            }
+        }
+        // Too small a buffer is refused, not overrun.
+        var text = "Zm9vYmFy"
+        text.withUTF8 { utf8 in
+            var small = [UInt8](repeating: 0, count: 5)
+            #expect(small.withUnsafeMutableBufferPointer { Base64.url.decode(utf8, into: $0) } == nil)
+        }
+    }
 }

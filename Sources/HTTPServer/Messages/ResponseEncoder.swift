@@ -28,24 +28,32 @@ struct ResponseEncoder {
             }
         }
 
-        var head = "HTTP/1.1 \(response.status) \(HTTPStatus.reasonPhrase(response.status))\r\nDate: \(context.date)\r\n"
+        // Written straight into the output bytes: a String built by appends and then copied
+        // cost a fifth of a small response's user time.
+        append("HTTP/1.1 ", to: &output)
+        appendDecimal(response.status, to: &output)
+        append(" ", to: &output)
+        appendHeaderText(HTTPStatus.reasonPhrase(response.status), to: &output)
+        append("\r\nDate: ", to: &output)
+        appendHeaderText(context.date, to: &output)
         if bodyAllowed {
-            head += "Content-Length: \(response.body.count)\r\n"
+            append("\r\nContent-Length: ", to: &output)
+            appendDecimal(response.body.count, to: &output)
         }
-        head += "X-Request-Id: \(context.requestID)\r\n"
+        append("\r\nX-Request-Id: ", to: &output)
+        appendHeaderText(context.requestID, to: &output)
         if !context.keepAlive {
-            head += "Connection: close\r\n"
+            append("\r\nConnection: close", to: &output)
         } else if context.version == .http1_0 {
-            head += "Connection: keep-alive\r\n"
+            append("\r\nConnection: keep-alive", to: &output)
         }
         for (name, value) in response.headers {
-            head += name
-            head += ": "
-            head += Self.headerSafe(value)
-            head += "\r\n"
+            append("\r\n", to: &output)
+            appendHeaderText(name, to: &output)
+            append(": ", to: &output)
+            appendHeaderText(value, to: &output)
         }
-        head += "\r\n"
-        output.append(contentsOf: head.utf8)
+        append("\r\n\r\n", to: &output)
         guard bodyAllowed, !context.isHead else { return 0 }
         output.append(contentsOf: response.body)
         return response.body.count
@@ -54,14 +62,27 @@ struct ResponseEncoder {
     /// The interim response to `Expect: 100-continue`.
     static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
-    /// A CR or LF in a value would split the response; handlers may echo user input into
-    /// headers such as `Location`, so this is enforced here, once.
-    private static func headerSafe(_ value: String) -> String {
-        guard value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else { return value }
-        var safe = String.UnicodeScalarView()
-        for scalar in value.unicodeScalars {
-            safe.append(scalar == "\r" || scalar == "\n" || scalar == "\0" ? " " : scalar)
+    /// A CR or LF in a name or value would split the response; handlers may echo user input
+    /// into headers such as `Location`, so this is enforced here, once: each becomes a space
+    /// (as does NUL). They are single bytes in UTF-8 and never inside a longer sequence.
+    private static func appendHeaderText(_ text: String, to output: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes in
+            if bytes.allSatisfy({ $0 != 0x0D && $0 != 0x0A && $0 != 0x00 }) {
+                output.append(contentsOf: bytes)
+            } else {
+                for byte in bytes { output.append(byte == 0x0D || byte == 0x0A || byte == 0x00 ? 0x20 : byte) }
+            }
         }
-        return String(safe)
+    }
+
+    private static func append(_ text: StaticString, to output: inout [UInt8]) {
+        text.withUTF8Buffer { output.append(contentsOf: $0) }
+    }
+
+    /// Statuses and lengths: a few digits, a small string that needs no allocation.
+    private static func appendDecimal(_ value: Int, to output: inout [UInt8]) {
+        var digits = String(value)
+        digits.withUTF8 { output.append(contentsOf: $0) }
     }
 }

@@ -38,14 +38,14 @@ struct SessionAuthenticator: Sendable {
         case forbidden
     }
 
-    func authenticate(_ request: HTTPRequest, origin check: OriginCheck) async throws -> Authenticated {
+    nonisolated(nonsending) func authenticate(_ request: HTTPRequest, origin check: OriginCheck) async throws -> Authenticated {
         let now = clock()
         var viaCookie = false
-        var token: String?
-        if let authorization = request.headers["Authorization"], authorization.lowercased().hasPrefix("bearer ") {
-            token = String(authorization.dropFirst(7).trimmingHTTPWhitespace())
+        var token: Substring?
+        if let authorization = request.headers["Authorization"], let bearer = Self.bearerCredentials(authorization) {
+            token = bearer
         } else if let cookie = Self.cookie(SessionCookies.sessionName, in: request.headers.values("Cookie")) {
-            token = cookie
+            token = cookie[...]
             viaCookie = true
         }
         guard let token, !token.isEmpty,
@@ -62,6 +62,29 @@ struct SessionAuthenticator: Sendable {
         // `last_seen_at` is bookkeeping: a failed batch write must not refuse a live session.
         try? await batcher.touch(found.0.id, at: now)
         return Authenticated(session: found.0, user: found.1, viaCookie: viaCookie)
+    }
+
+    /// What follows `Bearer ` (any case, RFC 9110 §11.1) without HTTP whitespace around it,
+    /// or nil for another scheme. Bytewise: this runs before every forwarded request.
+    static func bearerCredentials(_ authorization: String) -> Substring? {
+        let utf8 = authorization.utf8
+        var index = utf8.startIndex
+        for expected in "bearer ".utf8 {
+            guard index != utf8.endIndex else { return nil }
+            // `| 0x20` folds only A-Z onto a-z among the bytes that can match a letter; the space
+            // must be a space.
+            let byte = utf8[index]
+            guard expected == 0x20 ? byte == 0x20 : byte | 0x20 == expected else { return nil }
+            index = utf8.index(after: index)
+        }
+        var end = utf8.endIndex
+        while index != end, utf8[index] == 0x20 || utf8[index] == 0x09 { index = utf8.index(after: index) }
+        while end != index {
+            let last = utf8.index(before: end)
+            guard utf8[last] == 0x20 || utf8[last] == 0x09 else { break }
+            end = last
+        }
+        return Substring(utf8[index..<end])
     }
 
     static func cookie(_ name: String, in headers: [String]) -> String? {

@@ -17,10 +17,9 @@ enum ForwardAuthRoute {
     }
 
     static func headers(_ found: SessionAuthenticator.Authenticated) -> HTTPHeaders {
-        var headers: HTTPHeaders = [
-            "X-Siwa-User-Id": found.user.id,
-            "X-Siwa-Session-Id": found.session.id,
-        ]
+        var headers = HTTPHeaders(capacity: 5)
+        headers.add("X-Siwa-User-Id", found.user.id)
+        headers.add("X-Siwa-Session-Id", found.session.id)
         // A user without an Apple ID (a password account, SPEC §9) has no such header.
         if let appleSub = found.user.appleSub { headers.add("X-Siwa-Apple-Sub", appleSub) }
         if let externalID = found.user.externalID { headers.add("X-Siwa-External-Id", externalID) }
