@@ -21,7 +21,7 @@ final class NotifiedSessionCache: Sendable {
     static let capacity = 10_000
 
     private struct State {
-        var entries: [TokenHash: (session: SessionRecord, user: UserRecord)] = [:]
+        var entries: [TokenHash: LiveSession] = [:]
         var hashBySession: [String: TokenHash] = [:]
         var hashesByUser: [String: Set<TokenHash>] = [:]
         /// Moves on every invalidation: a read that started before one is not stored, since
@@ -52,10 +52,10 @@ final class NotifiedSessionCache: Sendable {
 
     private let state = Mutex(State())
 
-    func lookup(_ tokenHash: TokenHash) -> (SessionRecord, UserRecord)? {
+    func lookup(_ tokenHash: TokenHash) -> LiveSession? {
         state.withLock { state in
-            guard state.listening, state.unheardWrites.isEmpty, let entry = state.entries[tokenHash] else { return nil }
-            return (entry.session, entry.user)
+            guard state.listening, state.unheardWrites.isEmpty else { return nil }
+            return state.entries[tokenHash]
         }
     }
 
@@ -68,7 +68,7 @@ final class NotifiedSessionCache: Sendable {
             if state.entries.count >= Self.capacity, state.entries[tokenHash] == nil, let victim = state.entries.keys.first {
                 state.remove(victim)
             }
-            state.entries[tokenHash] = (session, user)
+            state.entries[tokenHash] = LiveSession(session: session, user: user)
             state.hashBySession[session.id] = tokenHash
             state.hashesByUser[user.id, default: []].insert(tokenHash)
         }

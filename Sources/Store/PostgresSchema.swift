@@ -222,6 +222,11 @@ public enum PostgresSchema {
                 ALTER TABLE web_sign_ins ADD COLUMN link_session_id TEXT;
                 """
         ),
+        Migration(
+            version: 9,
+            name: "users_by_email",
+            sql: "CREATE INDEX users_email ON users(email, id);"
+        ),
     ]
 
     /// Applies pending migrations, each with its `schema_migrations` row in one transaction,

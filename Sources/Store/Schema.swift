@@ -253,6 +253,13 @@ public enum Schema {
                 DELETE FROM users WHERE id = 'usr_migration_8_check';
                 """
         ),
+        // The admin API's and `users list`'s email filter: the users with that exact email, in
+        // id order, an index range whatever the page.
+        Migration(
+            version: 9,
+            name: "users_by_email",
+            sql: "CREATE INDEX users_email ON users(email, id);"
+        ),
     ]
 
     /// The newest version this build knows.

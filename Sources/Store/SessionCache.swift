@@ -10,14 +10,12 @@ import Synchronization
 final class SessionCache: Sendable {
     /// A class, so a hit takes one reference out of the lock rather than copying every field.
     final class Entry: Sendable {
-        let session: SessionRecord
-        let user: UserRecord
+        let live: LiveSession
         let rows: [RowChangeTracker.Row]
         let versions: [UInt64]
 
-        init(session: SessionRecord, user: UserRecord, rows: [RowChangeTracker.Row], versions: [UInt64]) {
-            self.session = session
-            self.user = user
+        init(live: LiveSession, rows: [RowChangeTracker.Row], versions: [UInt64]) {
+            self.live = live
             self.rows = rows
             self.versions = versions
         }
@@ -32,7 +30,7 @@ final class SessionCache: Sendable {
         var hashBySessionID: [String: TokenHash] = [:]
 
         mutating func remove(_ tokenHash: TokenHash) {
-            if let entry = entries.removeValue(forKey: tokenHash) { hashBySessionID[entry.session.id] = nil }
+            if let entry = entries.removeValue(forKey: tokenHash) { hashBySessionID[entry.live.session.id] = nil }
         }
     }
 
@@ -49,17 +47,17 @@ final class SessionCache: Sendable {
     }
 
     /// The cached session and user when neither row changed since they were read.
-    func lookup(_ tokenHash: TokenHash) -> (SessionRecord, UserRecord)? {
+    func lookup(_ tokenHash: TokenHash) -> LiveSession? {
         guard let entry = state.withLock({ $0.entries[tokenHash] }) else { return nil }
         guard tracker.isCurrent(entry.rows, versions: entry.versions) else {
             state.withLock { $0.remove(tokenHash) }
             return nil
         }
-        return (entry.session, entry.user)
+        return entry.live
     }
 
     func store(_ tokenHash: TokenHash, session: SessionRecord, user: UserRecord, rows: [RowChangeTracker.Row], versions: [UInt64]) {
-        let entry = Entry(session: session, user: user, rows: rows, versions: versions)
+        let entry = Entry(live: LiveSession(session: session, user: user), rows: rows, versions: versions)
         state.withLock { state in
             if state.entries.count >= Self.capacity, state.entries[tokenHash] == nil, let victim = state.entries.keys.first {
                 state.remove(victim)

@@ -64,18 +64,19 @@ public struct SessionStore: Sendable {
     /// an unknown token, a session past its absolute expiry, or one unused for `idleTTL` seconds
     /// (as far as the last flushed `last_seen_at` knows; see `LastSeenBatcher`).
     nonisolated(nonsending) public func authenticate(token: String, now: Int64, idleTTL: Int64) async throws -> (SessionRecord, UserRecord)? {
-        try await authenticate(token: token[...], now: now, idleTTL: idleTTL)
+        try await live(token: token[...], now: now, idleTTL: idleTTL).map { ($0.session, $0.user) }
     }
 
-    /// As above, for a token cut from a header without copying it.
-    nonisolated(nonsending) public func authenticate(token: Substring, now: Int64, idleTTL: Int64) async throws -> (SessionRecord, UserRecord)? {
+    /// As above, for a token cut from a header without copying it, and shared with the cache:
+    /// what every authenticated request runs.
+    nonisolated(nonsending) public func live(token: Substring, now: Int64, idleTTL: Int64) async throws -> LiveSession? {
         guard let hash = Self.tokenHash(token) else { return nil }
         // A cached copy that looks idle is read again: another instance may have seen the
         // session used since this one cached it.
-        var found = caching.lookup(hash).flatMap { $0.0.lastSeenAt > now - idleTTL ? $0 : nil }
+        var found = caching.lookup(hash).flatMap { $0.session.lastSeenAt > now - idleTTL ? $0 : nil }
         if found == nil { found = try await read(hash) }
-        guard let (session, user) = found, session.expiresAt > now, session.lastSeenAt > now - idleTTL else { return nil }
-        return (session, user)
+        guard let found, found.session.expiresAt > now, found.session.lastSeenAt > now - idleTTL else { return nil }
+        return found
     }
 
     /// The user of a live session (absolute expiry only), read from the database: for a change
@@ -90,17 +91,17 @@ public struct SessionStore: Sendable {
     /// Sessions held in memory (tests).
     public var cachedCount: Int { caching.count }
 
-    private func read(_ hash: TokenHash) async throws -> (SessionRecord, UserRecord)? {
+    private func read(_ hash: TokenHash) async throws -> LiveSession? {
         switch caching {
         case .none:
-            return try await readUncached(hash)
+            return try await readUncached(hash).map { LiveSession(session: $0.0, user: $0.1) }
         case .notified(let cache):
             let generation = cache.generation
             guard let (session, user) = try await readUncached(hash) else { return nil }
             cache.store(hash, session: session, user: user, readAt: generation)
-            return (session, user)
+            return LiveSession(session: session, user: user)
         case .tracked(let cache):
-            return try await read(hash, tracking: cache)
+            return try await read(hash, tracking: cache).map { LiveSession(session: $0.0, user: $0.1) }
         }
     }
 
@@ -246,7 +247,7 @@ enum SessionCaching: Sendable {
     /// PostgreSQL: entries dropped when the database NOTIFYs a change.
     case notified(NotifiedSessionCache)
 
-    func lookup(_ tokenHash: TokenHash) -> (SessionRecord, UserRecord)? {
+    func lookup(_ tokenHash: TokenHash) -> LiveSession? {
         switch self {
         case .none: nil
         case .tracked(let cache): cache.lookup(tokenHash)

@@ -24,6 +24,12 @@ extension UserStore {
     /// seen twice).
     public func list(matching filter: UserFilter, after afterID: String?, limit: Int) async throws -> [UserRecord] {
         precondition((1...Self.maximumPage + 1).contains(limit), "a page holds 1 to \(Self.maximumPage) users, and one more to look ahead")
+        let (sql, parameters) = Self.listing(matching: filter, after: afterID, limit: limit)
+        return try await engine.read { connection in try connection.query(sql, parameters).map(UserRecord.init) }
+    }
+
+    /// The page's query: each filter is an index (email with id, apple_sub, external_id).
+    static func listing(matching filter: UserFilter, after afterID: String?, limit: Int) -> (String, [SQLiteValue]) {
         var conditions: [String] = []
         var parameters: [SQLiteValue] = []
         for (column, value) in [("email", filter.email), ("apple_sub", filter.appleSub), ("external_id", filter.externalID)] {
@@ -39,7 +45,6 @@ extension UserStore {
         let sql = "SELECT \(UserRecord.columns) FROM users u"
             + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
             + " ORDER BY u.id LIMIT ?"
-        let bound = parameters
-        return try await engine.read { connection in try connection.query(sql, bound).map(UserRecord.init) }
+        return (sql, parameters)
     }
 }

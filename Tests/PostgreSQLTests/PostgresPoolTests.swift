@@ -115,11 +115,12 @@ struct PostgresPoolTests {
 
             try await cluster.pause()
             for _ in 0..<5 {
-                let started = ContinuousClock.now
                 let error = await #expect(throws: PostgresError.self) { try await select() }
                 #expect(error?.isConnectionFailure == true)
-                // Refused, not left waiting for the 2 s connect timeout.
-                #expect(ContinuousClock.now - started < .milliseconds(1500))
+                // Refused (the attempt's own "connection refused", or the back-off's "next attempt
+                // in"), not left waiting for the 2 s connect timeout. (Said by the error, not
+                // timed: a loaded machine can take seconds over anything.)
+                #expect(error.map { !$0.message.lowercased().contains("timeout") } == true, "\(String(describing: error))")
             }
             try await cluster.resume()
             // Back once the back-off allows an attempt (at most 200 ms here), same pool.

@@ -491,6 +491,7 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         .init("access_token_ttl", "0"),
         .init("access_token_audience", "a\u{7}b"),
         .init("signing_key_rotation", "0"),
+        .init("signing_key_rotation", "59m"),
         .init("allowed_return_schemes", "https"),
         .init("allowed_return_schemes", "com.example.app,JavaScript"),
         .init("allowed_return_schemes", "1app"),

@@ -22,7 +22,7 @@ import Testing
         #expect(cache.lookup([1]) == nil)
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
-        #expect(cache.lookup([1])?.0.id == "s1")
+        #expect(cache.lookup([1])?.session.id == "s1")
         // Notifications may be missed while disconnected: everything goes, and stays out.
         cache.listenerLost()
         #expect(cache.lookup([1]) == nil)
@@ -70,7 +70,7 @@ import Testing
         cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)
         cache.invalidate(marker)
         #expect(cache.lookup([1]) == nil)
-        #expect(cache.lookup([2])?.0.id == "s2")
+        #expect(cache.lookup([2])?.session.id == "s2")
     }
 
     /// With nothing held there is no marker to wait for: instead a read that began before the

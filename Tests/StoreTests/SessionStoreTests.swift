@@ -39,7 +39,7 @@ import Testing
             // As cut from an Authorization header, without a copy.
             let header = "Bearer " + session.token + "  "
             let cut = header.dropFirst(7).dropLast(2)
-            #expect(try await sessions.authenticate(token: cut, now: 1_001, idleTTL: 600)?.0 == session.record)
+            #expect(try await sessions.live(token: cut, now: 1_001, idleTTL: 600)?.session == session.record)
         }
     }
 

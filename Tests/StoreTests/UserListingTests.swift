@@ -71,4 +71,24 @@ struct UserListingTests {
                 .isEmpty)
         }
     }
+
+    /// Each filter is an index search, never a scan of every user, on the first page or a
+    /// later one; many users sharing an email come in id order, unsorted. (SQLite's plan; PostgreSQL's planner may scan a test's
+    /// tiny table, so its plan proves nothing.)
+    @Test(arguments: [UserFilter(email: "team@example.com"), UserFilter(appleSub: "sub"), UserFilter(externalID: "crm-1")])
+    func filtersReadAnIndexInIDOrder(_ filter: UserFilter) async throws {
+        try await withStore(.sqlite) { store in
+            for after in [nil, "usr_m"] {
+                let (sql, parameters) = UserStore.listing(matching: filter, after: after, limit: 51)
+                let plan = try await store.engine.read { connection in
+                    try connection.query("EXPLAIN QUERY PLAN " + sql, parameters).map { try $0.string("detail") }
+                }
+                let users = plan.filter { $0.contains(" u ") }
+                #expect(users.count == 1 && users[0].hasPrefix("SEARCH u USING"), "\(plan)")
+                // Many users may share an email: their index is already in id order. (apple_sub
+                // and external_id are unique: at most one row to sort.)
+                if filter.email != nil { #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)") }
+            }
+        }
+    }
 }

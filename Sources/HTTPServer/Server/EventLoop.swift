@@ -308,6 +308,8 @@ final class ServerContext: Sendable {
         }
     }
 
+    var bodyBudgetLeftNow: Int { bodyBudgetLeft.load(ordering: .relaxed) }
+
     func releaseBodyBytes(_ bytes: Int) {
         if bytes > 0 { bodyBudgetLeft.add(bytes, ordering: .relaxed) }
     }

@@ -13,6 +13,7 @@ public final class HTTPServer: Sendable {
         var stopRequested = false
         var exited = false
         var waiters: [CheckedContinuation<Void, Never>] = []
+        var context: ServerContext?
     }
 
     private let configuration: HTTPServerConfiguration
@@ -36,6 +37,9 @@ public final class HTTPServer: Sendable {
 
     /// The bound port (useful with port 0); 0 before `start`.
     public var port: UInt16 { state.withLock { $0.port } }
+
+    /// Bytes of the shared body budget no connection holds (tests wait on it); nil before `start`.
+    var bodyBudgetLeft: Int? { state.withLock { $0.context }?.bodyBudgetLeftNow }
 
     /// Binds every loop's socket and starts the loops. Throws if the address cannot be bound;
     /// nothing is left open then.
@@ -80,6 +84,7 @@ public final class HTTPServer: Sendable {
         state.withLock {
             $0.loops = loops
             $0.listenerFD = listenerFD
+            $0.context = context
             $0.port = port
             $0.started = true
         }

@@ -6,8 +6,10 @@ import WireFormat
 /// cookie (SPEC §4). One indexed read; `last_seen_at` is written in batches.
 struct SessionAuthenticator: Sendable {
     struct Authenticated: Sendable {
-        let session: SessionRecord
-        let user: UserRecord
+        /// By reference, as the session cache holds it: most routes read a field or two.
+        let live: LiveSession
+        var session: SessionRecord { live.session }
+        var user: UserRecord { live.user }
         /// True when the cookie, not a bearer token, carried the session: state-changing
         /// requests must then come from our own origin (CSRF).
         let viaCookie: Bool
@@ -49,7 +51,7 @@ struct SessionAuthenticator: Sendable {
             viaCookie = true
         }
         guard let token, !token.isEmpty,
-              let found = try await sessions.authenticate(token: token, now: now, idleTTL: idleTTL)
+              let found = try await sessions.live(token: token, now: now, idleTTL: idleTTL)
         else { throw Refusal.unauthenticated }
         if viaCookie {
             let origin = request.headers["Origin"]
@@ -60,8 +62,8 @@ struct SessionAuthenticator: Sendable {
             }
         }
         // `last_seen_at` is bookkeeping: a failed batch write must not refuse a live session.
-        try? await batcher.touch(found.0.id, at: now)
-        return Authenticated(session: found.0, user: found.1, viaCookie: viaCookie)
+        try? await batcher.touch(found.session.id, at: now)
+        return Authenticated(live: found, viaCookie: viaCookie)
     }
 
     /// What follows `Bearer ` (any case, RFC 9110 §11.1) without HTTP whitespace around it,

@@ -309,6 +309,11 @@ extension Configuration {
             accessTokenAudienceSetting = audience
         }
         signingKeyRotation = try Self.positive(reader, .signingKeyRotation) ?? signingKeyRotation
+        guard signingKeyRotation >= Self.minimumSigningKeyRotation else {
+            // A replaced key stays published for a day: shorter rotations pile keys into the
+            // JWKS every verifier downloads, and a key must be published before it signs.
+            throw ConfigurationError(.signingKeyRotation, "must be at least 1h")
+        }
 
         if let schemes = try reader.list(.allowedReturnSchemes) {
             var accepted: [String] = []

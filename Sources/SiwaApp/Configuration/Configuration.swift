@@ -92,6 +92,8 @@ public struct Configuration: Sendable, Equatable {
     public static let maximumBodyBytes = 64 * 1024 * 1024
     public static let maximumConnections = 1_000_000
     public static let maximumAccessTokenTTL = Duration.seconds(3_600)
+    /// At most 25 keys in the JWKS (a day of replaced ones, and the current one).
+    public static let minimumSigningKeyRotation = Duration.seconds(3_600)
     /// Schemes that would turn a return to an app into one to a web page or into script.
     public static let forbiddenReturnSchemes: Set<String> = ["http", "https", "javascript", "data", "file", "vbscript", "blob"]
 
