@@ -63,12 +63,17 @@ final class NotifiedSessionCache: Sendable {
     var generation: UInt64 { state.withLock { $0.generation } }
 
     func store(_ tokenHash: TokenHash, session: SessionRecord, user: UserRecord, readAt generation: UInt64) {
+        store(tokenHash, live: LiveSession(session: session, user: user), readAt: generation)
+    }
+
+    func store(_ tokenHash: TokenHash, live: LiveSession, readAt generation: UInt64) {
+        let (session, user) = (live.session, live.user)
         state.withLock { state in
             guard state.listening, state.generation == generation else { return }
             if state.entries.count >= Self.capacity, state.entries[tokenHash] == nil, let victim = state.entries.keys.first {
                 state.remove(victim)
             }
-            state.entries[tokenHash] = LiveSession(session: session, user: user)
+            state.entries[tokenHash] = live
             state.hashBySession[session.id] = tokenHash
             state.hashesByUser[user.id, default: []].insert(tokenHash)
         }

@@ -56,8 +56,9 @@ final class SessionCache: Sendable {
         return entry.live
     }
 
-    func store(_ tokenHash: TokenHash, session: SessionRecord, user: UserRecord, rows: [RowChangeTracker.Row], versions: [UInt64]) {
-        let entry = Entry(live: LiveSession(session: session, user: user), rows: rows, versions: versions)
+    func store(_ tokenHash: TokenHash, live: LiveSession, rows: [RowChangeTracker.Row], versions: [UInt64]) {
+        let session = live.session
+        let entry = Entry(live: live, rows: rows, versions: versions)
         state.withLock { state in
             if state.entries.count >= Self.capacity, state.entries[tokenHash] == nil, let victim = state.entries.keys.first {
                 state.remove(victim)

@@ -98,10 +98,11 @@ public struct SessionStore: Sendable {
         case .notified(let cache):
             let generation = cache.generation
             guard let (session, user) = try await readUncached(hash) else { return nil }
-            cache.store(hash, session: session, user: user, readAt: generation)
-            return LiveSession(session: session, user: user)
+            let live = LiveSession(session: session, user: user)
+            cache.store(hash, live: live, readAt: generation)
+            return live
         case .tracked(let cache):
-            return try await read(hash, tracking: cache).map { LiveSession(session: $0.0, user: $0.1) }
+            return try await read(hash, tracking: cache)
         }
     }
 
@@ -112,7 +113,7 @@ public struct SessionStore: Sendable {
         }
     }
 
-    private func read(_ hash: TokenHash, tracking cache: SessionCache) async throws -> (SessionRecord, UserRecord)? {
+    private func read(_ hash: TokenHash, tracking cache: SessionCache) async throws -> LiveSession? {
         let sequence = cache.tracker.sequence
         guard let (session, user, rows) = try await engine.read({ connection -> (SessionRecord, UserRecord, [RowChangeTracker.Row])? in
             guard let row = try connection.queryOne(Self.authenticateWithRowIDsSQL, [.blob(hash.bytes)]) else { return nil }
@@ -122,10 +123,11 @@ public struct SessionStore: Sendable {
             ]
             return (try SessionRecord(row: row), try UserRecord(row: row), rows)
         }) else { return nil }
+        let live = LiveSession(session: session, user: user)
         if let versions = cache.tracker.versions(of: rows, unchangedSince: sequence) {
-            cache.store(hash, session: session, user: user, rows: rows, versions: versions)
+            cache.store(hash, live: live, rows: rows, versions: versions)
         }
-        return (session, user)
+        return live
     }
 
     /// Expiry and idleness are checked by the caller, so a cached row serves until it changes.

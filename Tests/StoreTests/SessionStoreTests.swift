@@ -151,3 +151,25 @@ func encodeBase64URL(_ bytes: [UInt8]) -> String {
         }
     }
 }
+
+@Suite struct LiveSessionTests {
+    /// The batcher is told once per session and second, however many requests use it.
+    @Test func onlyTheFirstUseOfASecondCounts() async throws {
+        try await withStore(.sqlite) { store in
+            let userID = try await makeUser(store)
+            let sessions = store.sessions
+            let session = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            let live = try #require(try await sessions.live(token: session.token[...], now: 1_001, idleTTL: 600))
+            // The cache hands out the same object, so its memory of uses is shared.
+            #expect(try await sessions.live(token: session.token[...], now: 1_001, idleTTL: 600) === live)
+            let firsts = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<16 { group.addTask { live.isFirstUse(at: 1_001) } }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(firsts == 1)
+            #expect(!live.isFirstUse(at: 1_001))
+            #expect(live.isFirstUse(at: 1_002))
+            #expect(!live.isFirstUse(at: 1_002))
+        }
+    }
+}

@@ -62,7 +62,7 @@ struct SessionAuthenticator: Sendable {
             }
         }
         // `last_seen_at` is bookkeeping: a failed batch write must not refuse a live session.
-        try? await batcher.touch(found.session.id, at: now)
+        if found.isFirstUse(at: now) { try? await batcher.touch(found.session.id, at: now) }
         return Authenticated(live: found, viaCookie: viaCookie)
     }
 
