@@ -62,6 +62,7 @@ final class NotifiedSessionCache: Sendable {
     /// Taken before a read; `store` keeps the result only if nothing was invalidated since.
     var generation: UInt64 { state.withLock { $0.generation } }
 
+    /// As below, for tests that bring records.
     func store(_ tokenHash: TokenHash, session: SessionRecord, user: UserRecord, readAt generation: UInt64) {
         store(tokenHash, live: LiveSession(session: session, user: user), readAt: generation)
     }

@@ -8,15 +8,12 @@ import WireFormat
 struct TokenHash: Hashable, Sendable, ExpressibleByArrayLiteral {
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
-    /// The first 32 bytes of `bytes`, zero-padded.
-    init(_ bytes: some Collection<UInt8>) {
+    /// Short keys for tests: up to 32 bytes, zero-padded.
+    init(arrayLiteral bytes: UInt8...) {
         withUnsafeMutableBytes(of: &words) { storage in
             for (index, byte) in bytes.prefix(SHA256.byteCount).enumerated() { storage[index] = byte }
         }
     }
-
-    /// Short keys for tests.
-    init(arrayLiteral bytes: UInt8...) { self.init(bytes) }
 
     /// The hash of the bytes `token` spells in base64url, or nil unless it spells exactly
     /// `decodedCount` of them. Decoded on the stack, hashed in place.
@@ -24,7 +21,8 @@ struct TokenHash: Hashable, Sendable, ExpressibleByArrayLiteral {
         var token = token
         let hashed = token.withUTF8 { text -> Bool in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: decodedCount) { decoded in
-                guard Base64.url.decodedCount(text) == decodedCount, Base64.url.decode(text, into: decoded) == decodedCount else { return false }
+                // Refused when the text spells more bytes than the buffer holds; fewer, by the count.
+                guard Base64.url.decode(text, into: decoded) == decodedCount else { return false }
                 withUnsafeMutableBytes(of: &words) { SHA256.hash(UnsafeRawBufferPointer(decoded), into: $0) }
                 return true
             }

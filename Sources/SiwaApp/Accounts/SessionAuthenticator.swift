@@ -70,23 +70,11 @@ struct SessionAuthenticator: Sendable {
     /// or nil for another scheme. Bytewise: this runs before every forwarded request.
     static func bearerCredentials(_ authorization: String) -> Substring? {
         let utf8 = authorization.utf8
-        var index = utf8.startIndex
-        for expected in "bearer ".utf8 {
-            guard index != utf8.endIndex else { return nil }
-            // `| 0x20` folds only A-Z onto a-z among the bytes that can match a letter; the space
-            // must be a space.
-            let byte = utf8[index]
-            guard expected == 0x20 ? byte == 0x20 : byte | 0x20 == expected else { return nil }
-            index = utf8.index(after: index)
-        }
-        var end = utf8.endIndex
-        while index != end, utf8[index] == 0x20 || utf8[index] == 0x09 { index = utf8.index(after: index) }
-        while end != index {
-            let last = utf8.index(before: end)
-            guard utf8[last] == 0x20 || utf8[last] == 0x09 else { break }
-            end = last
-        }
-        return Substring(utf8[index..<end])
+        // `| 0x20` maps only A-Z onto the lowercase letters compared with; then exactly a space.
+        guard utf8.count > 6, utf8.prefix(6).elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }),
+              utf8.dropFirst(6).first == UInt8(ascii: " ")
+        else { return nil }
+        return Substring(utf8.dropFirst(7)).trimmingHTTPWhitespace()
     }
 
     static func cookie(_ name: String, in headers: [String]) -> String? {
