@@ -26,18 +26,24 @@ public struct SigningKeyRecord: Sendable, Equatable {
     /// Whether the key still signs at `now`.
     public func isActive(at now: Int64) -> Bool { retiredAt.map { $0 > now } ?? true }
 
-    /// The key that signs at `now`: of the keys not yet retired, the oldest. A rotation keeps
-    /// the key it replaces signing until the new one has been published long enough
-    /// (`activatesAt`), so every instance derives the same answer from the same rows.
+    /// The key that signs at `now`: of the keys not yet retired, the one retiring first. A
+    /// rotation keeps the key it replaces signing until the new one has been published long
+    /// enough (`activatesAt`, the replaced key's `retiredAt`), so every instance derives the
+    /// same answer from the same rows. Not the oldest by `createdAt`: a rotation in the same
+    /// second as the key it replaces would then leave the choice to the kids' order, and the
+    /// new key could sign before it was published long enough.
     public static func signing(among keys: [SigningKeyRecord], at now: Int64) -> SigningKeyRecord? {
         // A loop rather than filter-then-min: this runs for every token issued.
         var found: SigningKeyRecord?
         for key in keys where key.isActive(at: now) {
-            if let best = found, (best.createdAt, best.kid) <= (key.createdAt, key.kid) { continue }
+            if let best = found, best.signingOrder <= key.signingOrder { continue }
             found = key
         }
         return found
     }
+
+    /// Retiring first, then oldest; the kid only separates keys that agree on both.
+    private var signingOrder: (Int64, Int64, String) { (retiredAt ?? .max, createdAt, kid) }
 }
 
 /// A key about to be stored. The caller makes it (the Store knows no key format): `privateKey`

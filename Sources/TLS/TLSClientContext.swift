@@ -29,7 +29,12 @@ public final class TLSClientContext: @unchecked Sendable {
 
         // Trusting only extra CAs when none are given trusts nothing: every peer is refused.
         if !trustOnlyExtraCAs {
-            guard SSL_CTX_set_default_verify_paths(context) == 1 else { throw .openSSL("load the system trust store") }
+            if extraCAFile == nil, extraCAPEM == nil {
+                SSL_CTX_set1_cert_store(context, try SystemTrustStore.shared.get().pointer)
+            } else {
+                // The extra CAs go into this context's own store, never into the shared one.
+                guard SSL_CTX_set_default_verify_paths(context) == 1 else { throw .openSSL("load the system trust store") }
+            }
         }
         if let extraCAFile {
             guard SSL_CTX_load_verify_file(context, extraCAFile) == 1 else { throw .openSSL("load CA file \(extraCAFile)") }
@@ -68,6 +73,24 @@ public final class TLSClientContext: @unchecked Sendable {
             guard siwa_ssl_set_sni(ssl, hostName) == 1 else { throw .openSSL("set SNI") }
         }
         return connection
+    }
+}
+
+/// The system's trust store, read once per process and shared by every context that trusts it
+/// alone: reading the CA bundle costs about 15 ms of CPU, and every `HTTPClient` made one.
+/// An `X509_STORE` is reference-counted and locks its own caches, so contexts may share it.
+final class SystemTrustStore: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    static let shared = Result<SystemTrustStore, TLSError> { () throws(TLSError) in try SystemTrustStore() }
+
+    private init() throws(TLSError) {
+        guard let store = X509_STORE_new() else { throw .openSSL("X509_STORE_new") }
+        guard X509_STORE_set_default_paths(store) == 1 else {
+            X509_STORE_free(store)
+            throw .openSSL("load the system trust store")
+        }
+        pointer = store
     }
 }
 

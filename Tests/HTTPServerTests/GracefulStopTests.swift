@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func stopIsBoundedByTheDrainTimeout() async throws {
-        var timeouts = HTTPTimeouts()
+        var timeouts = HTTPTimeouts.patient
         timeouts.drain = .milliseconds(300)
         let server = try TestServer.start(timeouts: timeouts)
         let busy = try server.client()

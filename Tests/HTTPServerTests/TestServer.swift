@@ -9,7 +9,7 @@ struct TestServer {
 
     static func start(
         threads: Int = 2, host: String = "127.0.0.1", limits: HTTPLimits = HTTPLimits(),
-        timeouts: HTTPTimeouts = HTTPTimeouts(), observer: (any HTTPServerObserver)? = nil,
+        timeouts: HTTPTimeouts = .patient, observer: (any HTTPServerObserver)? = nil,
         configure: (inout Router) -> Void = { _ in }
     ) throws -> TestServer {
         var router = Router()
@@ -59,6 +59,20 @@ struct TestServer {
     }
 
     func stop() async { await server.stop() }
+}
+
+extension HTTPTimeouts {
+    /// For tests that are not about timeouts: while hundreds of tests start together, a test's
+    /// next step can come seconds late, and the server must not cut its client off meanwhile.
+    static var patient: HTTPTimeouts {
+        var timeouts = HTTPTimeouts()
+        timeouts.header = .seconds(120)
+        timeouts.bodyProgress = .seconds(120)
+        timeouts.bodyGrace = .seconds(120)
+        timeouts.idle = .seconds(120)
+        timeouts.writeProgress = .seconds(120)
+        return timeouts
+    }
 }
 
 /// Runs blocking socket work on its own thread, so it never occupies the small cooperative

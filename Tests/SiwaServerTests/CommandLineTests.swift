@@ -345,7 +345,7 @@ final class HeldConnection: @unchecked Sendable {
     func exchange(_ request: String) async throws -> String {
         let bytes = Array(request.utf8)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        return try await onThread { [fd] in
+        return try await onOwnThread { [fd] in
             var received: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
             while !String(decoding: received, as: UTF8.self).contains("}") {
@@ -359,7 +359,7 @@ final class HeldConnection: @unchecked Sendable {
 
     /// Reads until the server closes the connection; what arrived meanwhile.
     func readUntilClosed() async throws -> String {
-        try await onThread { [fd] in
+        try await onOwnThread { [fd] in
             var received: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
             while true {
@@ -368,12 +368,6 @@ final class HeldConnection: @unchecked Sendable {
                 if count < 0 { throw HTTPRequest.Failure() }
                 received.append(contentsOf: chunk[0..<count])
             }
-        }
-    }
-
-    private func onThread(_ body: @escaping @Sendable () throws -> String) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
         }
     }
 }

@@ -97,14 +97,15 @@ struct TeamTransferRehearsalTests {
         let environmentA = Self.environmentA(simulator, database: databaseA)
 
         // Team A exports, and is interrupted half-way: Apple takes its time over the 501st user,
-        // so the Ctrl-C lands while that call is in flight, however busy the machine is.
+        // so the Ctrl-C lands while that call is in flight. A thread of its own watches for the
+        // call and sends the signal: a task could wait seconds for its turn on the pool.
         simulator.injectFault(SimulatorFault(endpoint: .userMigrationInfo, delayMilliseconds: 2_500, count: 1, after: 500))
         let first = try ServerProcess(["transfer", "export", "--target", Self.teamB, "--out", csv, "--rate", "1000"], environment: environmentA, folder: folder)
-        let deadline = Date().addingTimeInterval(60)
-        while Self.exportCalls(simulator).count <= 500, first.isRunning, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(5))
+        try await onOwnThread("interrupter") {
+            let deadline = Date().addingTimeInterval(60)
+            while Self.exportCalls(simulator).count <= 500, first.isRunning, Date() < deadline { usleep(1_000) }
+            first.signal(SIGINT)
         }
-        first.signal(SIGINT)
         #expect(await first.wait(seconds: 60) == 130, "\(first.stderrText)")
         #expect(first.stderrText.contains("interrupted; what is done is kept"), "\(first.stderrText)")
         // Stopped after the current user: the slow one was finished and kept, nobody after it.

@@ -75,7 +75,7 @@ struct SigningKeyStoreTests {
             // starve the cooperative pool.
             let start = StartLine(runners: stores.count)
             let made = try await Self.race(stores) { store, index in
-                try await onThread {
+                try await onOwnThread {
                     start.wait()
                     return try store.signingKeys.ensureCurrentBlocking(now: 1_000) { try Self.newKey("k\(index)") }
                 }
@@ -126,6 +126,22 @@ struct SigningKeyStoreTests {
             #expect(SigningKeyRecord.signing(among: published, at: 2_299)?.kid == "a")
             #expect(SigningKeyRecord.signing(among: published, at: 2_300)?.kid == "b")
             #expect(SigningKeyRecord.signing(among: published, at: 2_400)?.kid == "c")
+        }
+    }
+
+    /// `rotate-signing-key` run in the second the first key was made: the new key's kid may
+    /// sort before the old one's, and still the old key signs until the lead ends.
+    @Test(arguments: Engine.available)
+    func aRotationInTheSecondOfTheKeyItReplacesStillWaitsForTheLead(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let keys = store.signingKeys
+            try keys.ensureCurrentBlocking(now: 1_000) { try Self.newKey("z-old") }
+            try await keys.rotate(now: 1_000, activatesAt: 1_330) { try Self.newKey("a-new") }
+            let published = try await keys.published(now: 1_000)
+            #expect(Set(published.map(\.kid)) == ["z-old", "a-new"])
+            #expect(SigningKeyRecord.signing(among: published, at: 1_000)?.kid == "z-old")
+            #expect(SigningKeyRecord.signing(among: published, at: 1_329)?.kid == "z-old")
+            #expect(SigningKeyRecord.signing(among: published, at: 1_330)?.kid == "a-new")
         }
     }
 

@@ -1,6 +1,7 @@
 import SQLite
 import Store
 import Testing
+import TestSupport
 
 @Suite struct StoreOpenerTests {
     private struct Recorded: Equatable {
@@ -107,8 +108,8 @@ import Testing
             }
             let migrator = Migrator(migrations)
             let start = StartLine(runners: 2)
-            async let a = onThread { start.wait(); return try migrator.migrate(first) }
-            async let b = onThread { start.wait(); return try migrator.migrate(second) }
+            async let a = onOwnThread { start.wait(); return try migrator.migrate(first) }
+            async let b = onOwnThread { start.wait(); return try migrator.migrate(second) }
             let (appliedByFirst, appliedBySecond) = try await (a, b)
 
             let versions = (appliedByFirst + appliedBySecond).map(\.version).sorted()

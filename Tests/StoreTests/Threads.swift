@@ -1,13 +1,6 @@
 import Foundation
 import Synchronization
 
-/// Runs `body` on a new thread (not the cooperative pool, which a blocking body could starve).
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}
-
 /// Releases its runners together, so two racers really do race.
 final class StartLine: Sendable {
     private let arrived = Mutex(0)
