@@ -1,3 +1,4 @@
+import OpenSSLCrypto
 import PostgreSQL
 import SQLite
 
@@ -46,8 +47,9 @@ public final class Store: Sendable {
 
     init(engine: any StoreEngine, database: Database?, caching: SessionCaching, events: WebhookEventRenderer?, dataKey: [UInt8]) throws {
         self.engine = engine
-        outbox = WebhookOutbox(renderer: events)
-        webhooks = WebhookQueue(engine: engine)
+        let cipher = try AESGCM(key: dataKey)
+        outbox = WebhookOutbox(renderer: events, cipher: cipher)
+        webhooks = WebhookQueue(engine: engine, cipher: cipher)
         self.database = database
         vault = try AppleTokenVault(engine: engine, key: dataKey)
         revocations = try RevocationQueue(engine: engine, key: dataKey)

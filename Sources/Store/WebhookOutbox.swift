@@ -1,4 +1,6 @@
+import OpenSSLCrypto
 import SQLite
+import WireFormat
 
 /// The events of SPEC §8 that a change to a user emits.
 public enum WebhookEventType: String, Sendable, CaseIterable {
@@ -40,19 +42,25 @@ public struct WebhookEventRenderer: Sendable {
 /// nothing is appended.
 struct WebhookOutbox: Sendable {
     let renderer: WebhookEventRenderer?
+    /// Seals the bodies that carry a secret (`WebhookBodySeal`).
+    let cipher: AESGCM
 
     /// Appends one event for `data`'s user, due at once.
     func append(_ type: WebhookEventType, _ data: WebhookEventData, now: Int64, in connection: any SQLConnection) throws {
         guard let renderer else { return }
+        let id = RecordID.make(prefix: "msg_")
         let userID: String
+        var body = renderer.body(type, data, now)
         switch data {
-        case .user(let user), .deleted(let user, _): userID = user.id
-        case .passwordResetRequested(let id, _, _, _): userID = id
+        case .user(let user), .deleted(let user, _):
+            userID = user.id
+        case .passwordResetRequested(let user, _, _, _):
+            userID = user
+            body = try WebhookBodySeal.seal(body, id: id, with: cipher)
         }
         try connection.run(
             "INSERT INTO webhook_events(id, user_id, type, body, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)",
-            [.text(RecordID.make(prefix: "msg_")), .text(userID), .text(type.rawValue), .text(renderer.body(type, data, now)),
-             .integer(now), .integer(now)])
+            [.text(id), .text(userID), .text(type.rawValue), .text(body), .integer(now), .integer(now)])
     }
 
     /// `user.updated` when `after` differs from `before` in anything a receiver sees.
@@ -60,4 +68,30 @@ struct WebhookOutbox: Sendable {
         guard let before, let after, after.differsVisibly(from: before) else { return }
         try append(.userUpdated, .user(after), now: now, in: connection)
     }
+}
+
+/// A body that carries a secret waits in the outbox sealed with `data_key`: a password reset
+/// code is a credential, and SPEC §9 keeps only its hash, so a copy of the database (a backup,
+/// a replica) must not hold a live code while its event waits for a receiver that is down.
+/// Other bodies hold nothing the users table does not, and stay readable JSON.
+enum WebhookBodySeal {
+    /// Marks a sealed body; a rendered body is JSON and starts with `{`.
+    static let prefix = "sealed:"
+
+    static func seal(_ body: String, id: String, with cipher: AESGCM) throws -> String {
+        prefix + Base64.url.encode(try cipher.seal(Array(body.utf8), associatedData: associatedData(id: id)))
+    }
+
+    /// The body as it was rendered; nil for a sealed body that does not open (another
+    /// `data_key`, an altered row, or no key at hand).
+    static func open(_ stored: String, id: String, with cipher: AESGCM?) -> String? {
+        guard stored.hasPrefix(prefix) else { return stored }
+        guard let cipher, let sealed = Base64.url.decode(stored.utf8.dropFirst(prefix.utf8.count)),
+              let body = try? cipher.open(sealed, associatedData: associatedData(id: id))
+        else { return nil }
+        return String(decoding: body, as: UTF8.self)
+    }
+
+    /// Binds the sealed body to its event: moved to another row, it does not open.
+    private static func associatedData(id: String) -> [UInt8] { Array("webhook_events.body\u{0}\(id)".utf8) }
 }

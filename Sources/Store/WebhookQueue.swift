@@ -1,4 +1,5 @@
 import Glibc
+import OpenSSLCrypto
 import PostgreSQL
 import SQLite
 
@@ -20,9 +21,12 @@ public struct WebhookQueue: Sendable {
     }
 
     private let engine: any StoreEngine
+    /// Opens sealed bodies (`WebhookBodySeal`); nil for the operators' commands, which read none.
+    private let cipher: AESGCM?
 
-    init(engine: any StoreEngine) {
+    init(engine: any StoreEngine, cipher: AESGCM?) {
         self.engine = engine
+        self.cipher = cipher
     }
 
     /// Whether a claim at `now` would take an event: one due that is its user's oldest not
@@ -61,14 +65,36 @@ public struct WebhookQueue: Sendable {
                 """,
                 [.integer(now + lease), .integer(now), .integer(Int64(limit))])
         }
-        return try rows.map { (try $0.int64("seq"), try Self.event($0)) }.sorted { $0.0 < $1.0 }.map(\.1)
+        var events: [(seq: Int64, event: WebhookEvent)] = []
+        var unopened: [String] = []
+        for row in rows {
+            let id = try row.string("id")
+            guard let body = WebhookBodySeal.open(try row.string("body"), id: id, with: cipher) else {
+                unopened.append(id)
+                continue
+            }
+            let event = WebhookEvent(
+                id: id, userID: try row.string("user_id"), type: try row.string("type"), body: body,
+                createdAt: try row.int64("created_at"), attempts: try row.int("attempts"))
+            events.append((try row.int64("seq"), event))
+        }
+        if !unopened.isEmpty { try await failUnopened(unopened, now: now) }
+        return events.sorted { $0.seq < $1.seq }.map(\.event)
     }
 
-    private static func event(_ row: Row) throws -> WebhookEvent {
-        WebhookEvent(
-            id: try row.string("id"), userID: try row.string("user_id"), type: try row.string("type"), body: try row.string("body"),
-            createdAt: try row.int64("created_at"), attempts: try row.int("attempts"))
+    /// Sealed under another `data_key`: no attempt could ever send it. Failed at once, so the
+    /// user's later events go on and `webhooks failed` shows why.
+    private func failUnopened(_ ids: [String], now: Int64) async throws {
+        try await engine.write { connection in
+            for id in ids {
+                try connection.run(
+                    "UPDATE webhook_events SET attempts = attempts + 1, last_error = ?, failed_at = ? WHERE id = ? AND failed_at IS NULL",
+                    [.text(Self.unopenedError), .integer(now), .text(id)])
+            }
+        }
     }
+
+    static let unopenedError = "the body is sealed and does not open with this data_key"
 
     /// The receiver accepted the event: its row goes, and the user's next event is due.
     public func markDelivered(id: String) async throws {
@@ -160,6 +186,6 @@ extension WebhookQueue {
             engine = SQLiteEngine(database: try StoreOpener.open(path: location, readers: 1))
         }
         defer { engine.close() }
-        return try await body(WebhookQueue(engine: engine))
+        return try await body(WebhookQueue(engine: engine, cipher: nil))
     }
 }

@@ -4,6 +4,7 @@ import HTTPServer
 import JSON
 import SQLite
 import Testing
+import TestSupport
 import WireFormat
 @testable import SiwaApp
 
@@ -140,19 +141,18 @@ struct PasswordPagesTests {
     }
 
     @Test func theResetPageCarriesItsCodeAndAWeakPasswordKeepsIt() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
         let fixture = try await Fixture {
-            $0.webhookURL = "http://127.0.0.1:9/hooks"
-            $0.webhookSecret = [UInt8](repeating: 7, count: 32)
+            $0.webhookURL = receiver.url
+            $0.webhookSecret = receiver.secretBytes
         }
         let (cookie, token) = try await Self.formToken(fixture)
         let form = "\(SessionCookies.formName)=\(cookie)"
         _ = try await Self.post(fixture, "/auth/password/sign-up", [("csrf", token), ("email", "cy@example.com"), ("password", "correct horse battery")], cookies: [form])
         let requested = try await Self.post(fixture, "/auth/password/reset-request", [("csrf", token), ("email", "cy@example.com")], cookies: [form])
         #expect(requested.header("Location") == "/?reset=requested")
-        let body = try #require(try fixture.database.read {
-            try $0.queryOne("SELECT body FROM webhook_events WHERE type = 'user.password_reset_requested'")?.string(0)
-        })
-        let code = try #require(try JSONParser.parse(body).object?["data"]?.object?["code"]?.string)
+        let code = try #require(await receiver.passwordResetRequests(1)?.first?["code"])
         let page = try await fixture.send("GET", "/reset-password?code=\(code)", headers: ["Cookie": form])
         #expect(page.body.contains(#"value="\#(code)""#))
         let weak = try await Self.post(fixture, "/auth/password/reset", [("csrf", token), ("code", code), ("new_password", "basketball")], cookies: [form])

@@ -4,6 +4,7 @@ import JSON
 import SQLite
 import Synchronization
 import Testing
+import TestSupport
 @testable import SiwaApp
 
 /// SPEC §9 over real sockets, in process: every route of password accounts, the upgrade and
@@ -28,16 +29,20 @@ struct PasswordRoutesTests {
         let harness: ApplicationTests.Harness
         let database: Database
         let clock: ResponderTests.HeldClock
+        /// The team's backend, with `webhooks`: where reset codes arrive.
+        let receiver: WebhookReceiver?
 
         init(webhooks: Bool = false, configure: (inout Configuration) -> Void = { _ in }) async throws {
             let clock = ResponderTests.HeldClock(Int64(Date().timeIntervalSince1970))
             self.clock = clock
+            let receiver = webhooks ? try WebhookReceiver() : nil
+            self.receiver = receiver
             harness = try ApplicationTests.Harness(clocks: clock.clocks) {
                 $0.clientIDs = [PasswordRoutesTests.app]
                 $0.publicURL = "http://localhost:8080"
-                if webhooks {
-                    $0.webhookURL = "http://127.0.0.1:9/hooks"
-                    $0.webhookSecret = [UInt8](repeating: 7, count: 32)
+                if let receiver {
+                    $0.webhookURL = receiver.url
+                    $0.webhookSecret = receiver.secretBytes
                 }
                 configure(&$0)
             }
@@ -94,6 +99,7 @@ struct PasswordRoutesTests {
         func stop() async {
             database.close()
             await harness.stop()
+            receiver?.stop()
         }
     }
 
@@ -274,16 +280,14 @@ struct PasswordRoutesTests {
             let reply = try await fixture.send("POST", "/api/auth/password/reset-request", [("email", .string(email))])
             #expect(reply.status == 202 && reply.json?["status"]?.string == "accepted")
         }
-        func codes() throws -> [(code: String, expires: String)] {
-            try fixture.database.read { connection in
-                try connection.query("SELECT body FROM webhook_events WHERE type = 'user.password_reset_requested' ORDER BY seq").map { row in
-                    let data = try #require(try JSONParser.parse(row.string(0)).object?["data"]?.object)
-                    #expect(data["id"]?.string == userID && data["email"]?.string == "ada@example.com")
-                    return (try #require(data["code"]?.string), try #require(data["expires_at"]?.string))
-                }
+        // The code reaches the team's backend in the event, as it would to email a link.
+        func codes(_ count: Int) async throws -> [(code: String, expires: String)] {
+            try #require(await fixture.receiver?.passwordResetRequests(count)).map { data in
+                #expect(data["id"] == userID && data["email"] == "ada@example.com")
+                return (try #require(data["code"]), try #require(data["expires_at"]))
             }
         }
-        let first = try #require(try codes().first)
+        let first = try #require(try await codes(1).first)
         #expect(first.code.count == 22)  // 128 bits, base64url
         #expect(first.expires == RFC3339.format(fixture.clock.now + 1_800))
         // Only its hash is stored.
@@ -303,7 +307,7 @@ struct PasswordRoutesTests {
 
         // A code past its 30 minutes.
         _ = try await fixture.send("POST", "/api/auth/password/reset-request", [("email", .string("ada@example.com"))])
-        let late = try #require(try codes().last)
+        let late = try #require(try await codes(2).last)
         fixture.clock.advance(by: 1_800)
         #expect(try await fixture.send("POST", "/api/auth/password/reset", reset(late.code, "another new password")).error == "invalid_grant")
         #expect(try await fixture.signIn("ada@example.com", "a brand new password").status == 200)

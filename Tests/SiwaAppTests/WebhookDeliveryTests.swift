@@ -36,7 +36,7 @@ struct WebhookDeliveryTests {
             harness = try ApplicationTests.Harness(clocks: clock?.clocks ?? .system) {
                 $0.clientIDs = [NativeSignInTests.app]
                 $0.webhookURL = receiver.url
-                $0.webhookSecret = Array(Data(base64Encoded: String(receiver.secret.dropFirst(6)))!)
+                $0.webhookSecret = receiver.secretBytes
                 $0.webhookBackoff = backoff
                 $0.webhookRetention = retention
                 if let location {

@@ -12,7 +12,6 @@ import TestSupport
 @Suite(.timeLimit(.minutes(3)))
 struct PasswordAccountsServerTests {
     static let app = "com.example.app"
-    static let webhookSecret = "whsec_" + Data((0..<32).map { UInt8($0) }).base64EncodedString()
 
     struct Reply {
         let status: Int
@@ -45,8 +44,10 @@ struct PasswordAccountsServerTests {
     @Test func theJuiceStoryOverTheAPIWithTheHashCheckedByPython() async throws {
         let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
         let server = try ServerProcess(["serve"], environment: ServerProcess.environment(simulator: simulator, [
-            "SIWA_WEBHOOK_URL": "http://127.0.0.1:9/hooks", "SIWA_WEBHOOK_SECRET": Self.webhookSecret,
+            "SIWA_WEBHOOK_URL": receiver.url, "SIWA_WEBHOOK_SECRET": receiver.secret,
             // The app's codes are exchanged without a redirect_uri: it is not the web client.
             "SIWA_CLIENT_IDS": "\(Self.app),com.example.web", "SIWA_WEB_CLIENT_ID": "com.example.web",
         ]))
@@ -81,10 +82,7 @@ struct PasswordAccountsServerTests {
 
         // Forgotten: the code arrives in the webhook event; the reset ends every session.
         #expect(try await Self.send(port, "POST", "/api/auth/password/reset-request", [("email", .string("ADA@example.com"))]).status == 202)
-        let event = try #require(try database.read {
-            try $0.queryOne("SELECT body FROM webhook_events WHERE type = 'user.password_reset_requested'")?.string(0)
-        })
-        let code = try #require(try JSONParser.parse(event).object?["data"]?.object?["code"]?.string)
+        let code = try #require(await receiver.passwordResetRequests(1)?.first?["code"])
         #expect(try await Self.send(port, "POST", "/api/auth/password/reset", [("code", .string(code)), ("new_password", .string("a new long password"))]).status == 204)
         #expect(try await Self.send(port, "GET", "/api/me", bearer: signedIn.token).status == 401)
         #expect(try await Self.send(port, "POST", "/api/auth/password/reset", [("code", .string(code)), ("new_password", .string("another password!"))]).error == "invalid_grant")

@@ -56,8 +56,16 @@ func cacheReady(_ store: Store) async throws {
 }
 
 /// The webhook outbox's bodies, oldest first.
+/// The outbox's bodies in order, as they will be sent (sealed ones opened).
 func outboxBodies(_ store: Store) async throws -> [String] {
     try await store.engine.read { connection in
-        try connection.query("SELECT body FROM webhook_events ORDER BY seq").map { try $0.string(0) }
+        try connection.query("SELECT id, body FROM webhook_events ORDER BY seq").map { row in
+            guard let body = WebhookBodySeal.open(try row.string("body"), id: try row.string("id"), with: store.outbox.cipher) else {
+                throw SealedBodyDoesNotOpen()
+            }
+            return body
+        }
     }
 }
+
+struct SealedBodyDoesNotOpen: Error {}

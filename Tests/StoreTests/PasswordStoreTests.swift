@@ -227,6 +227,49 @@ struct PasswordStoreTests {
         }
     }
 
+    /// The code is a credential: while its event waits in the outbox, the row holds it sealed
+    /// with `data_key`, and delivery gets the body as rendered. Sealed under another key, the
+    /// event fails at once with the reason, and the user's next event goes on.
+    @Test(arguments: Engine.available)
+    func aResetCodeWaitsInTheOutboxSealed(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let made = try await Self.signUp(store, "ada@example.com")
+            let code = "Zm9yIHRoZSByZXNldCBjb2RlIHRlc3Q"
+            #expect(try await store.requestPasswordReset(email: "ada@example.com", code: code, codeHash: SHA256.hash(code), expiresAt: 2_800, now: 1_000))
+            let rows = try await store.engine.read { connection in
+                try connection.query("SELECT id, type, body FROM webhook_events ORDER BY seq").map {
+                    (id: try $0.string("id"), type: try $0.string("type"), body: try $0.string("body"))
+                }
+            }
+            let reset = try #require(rows.last)
+            #expect(reset.type == "user.password_reset_requested")
+            #expect(reset.body.hasPrefix("sealed:") && !reset.body.contains(code) && !reset.body.contains("ada@example.com"))
+            #expect(rows.dropLast().allSatisfy { $0.body.hasPrefix("user.") }, "bodies without a secret stay as rendered")
+
+            // Moved to another event's row, the sealed body does not open.
+            #expect(WebhookBodySeal.open(reset.body, id: rows[0].id, with: store.outbox.cipher) == nil)
+
+            // Delivery (the user's created event first) gets the rendered body.
+            let created = try await store.webhooks.claimDue(now: 1_000, lease: 60, limit: 10)
+            #expect(created.map(\.type) == ["user.created"])
+            try await store.webhooks.markDelivered(id: created[0].id)
+            let claimed = try await store.webhooks.claimDue(now: 1_000, lease: 60, limit: 10)
+            #expect(claimed.map(\.body) == ["user.password_reset_requested \(made.user.id) ada@example.com \(code) 2800 @1000"])
+
+            // Another data_key: failed at once, with the reason; the next event is not held back.
+            _ = try await store.requestPasswordReset(email: "ada@example.com", code: "code-2", codeHash: SHA256.hash("code-2"), expiresAt: 2_900, now: 1_100)
+            try await store.webhooks.markDelivered(id: claimed[0].id)
+            let otherKey = WebhookQueue(engine: store.engine, cipher: try AESGCM(key: [UInt8](repeating: 9, count: 32)))
+            #expect(try await otherKey.claimDue(now: 1_200, lease: 60, limit: 10).isEmpty)
+            let failed = try await store.webhooks.failed()
+            #expect(failed.map(\.type) == ["user.password_reset_requested"] && failed.first?.lastError == WebhookQueue.unopenedError)
+            #expect(try await store.webhooks.depth().count == 0)
+            _ = try await store.requestPasswordReset(email: "ada@example.com", code: "code-3", codeHash: SHA256.hash("code-3"), expiresAt: 2_900, now: 1_300)
+            let next = try await store.webhooks.claimDue(now: 1_300, lease: 60, limit: 10)
+            #expect(next.map(\.body) == ["user.password_reset_requested \(made.user.id) ada@example.com code-3 2900 @1300"])
+        }
+    }
+
     @Test(arguments: Engine.available)
     func aUserKeepsAtMostFiveLiveResetCodes(_ engine: Engine) async throws {
         try await Self.withStore(engine) { store in

@@ -56,6 +56,8 @@ public final class WebhookReceiver: Sendable {
     public let port: UInt16
     /// The `whsec_…` secret the server is configured with.
     public let secret: String
+    /// The secret's key bytes, as `webhook_secret` holds them once read.
+    public var secretBytes: [UInt8] { key }
     private let key: [UInt8]
     private let listenerFD: Int32
     private let script: Script
@@ -127,6 +129,18 @@ public final class WebhookReceiver: Sendable {
             try? await Task.sleep(for: .milliseconds(10))
         }
         return predicate(deliveries)
+    }
+
+    /// What a team's backend reads to email a reset link: the `data` of the first `count`
+    /// `user.password_reset_requested` events accepted, in order, once they have arrived
+    /// (`code`, `email`, `id`, `expires_at`); nil if they have not after `seconds`.
+    public func passwordResetRequests(_ count: Int, seconds: Double = 30) async -> [[String: String]]? {
+        func requests(_ deliveries: [Delivery]) -> [[String: String]] {
+            deliveries.filter { $0.accepted && $0.type == "user.password_reset_requested" }
+                .compactMap { ($0.json?["data"] as? [String: Any])?.compactMapValues { $0 as? String } }
+        }
+        guard await wait(seconds: seconds, until: { requests($0).count >= count }) else { return nil }
+        return Array(requests(deliveries).prefix(count))
     }
 
     public func stop() {
