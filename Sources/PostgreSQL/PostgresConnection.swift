@@ -257,6 +257,27 @@ public final class PostgresConnection {
     /// Inside an open transaction this nests as a savepoint instead.
     @discardableResult
     public func transaction<T>(_ isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T) throws -> T {
+        try transaction(isolation, body, notifyingAtCommit: nil)
+    }
+
+    /// A notification sent with a transaction's COMMIT (see `transaction(_:_:notifyingAtCommit:)`).
+    public struct CommitNotification: Sendable {
+        public var channel: String
+        public var payload: String
+
+        public init(channel: String, payload: String) {
+            self.channel = channel
+            self.payload = payload
+        }
+    }
+
+    /// As `transaction(_:_:)`; once `body` has succeeded, `notifyingAtCommit` may name a
+    /// notification that goes in the COMMIT's own message (one round trip, not a transaction of
+    /// its own after it). Being part of the transaction, it is delivered at commit, after every
+    /// notification the transaction's statements sent, and never if the transaction rolls back.
+    public func transaction<T>(
+        _ isolation: IsolationLevel, _ body: (PostgresConnection) throws -> T, notifyingAtCommit: (() -> CommitNotification?)?
+    ) throws -> T {
         if isInTransaction { return try savepoint(body) }
         switch isolation {
         case .readCommitted: try execute("BEGIN")
@@ -265,7 +286,13 @@ public final class PostgresConnection {
         }
         do {
             let result = try body(self)
-            try commit()
+            var commit = "COMMIT"
+            if let notification = notifyingAtCommit?() {
+                // pg_notify takes values; the simple query protocol that runs both statements
+                // in one message takes no parameters, so they are quoted as literals.
+                commit = "SELECT pg_notify(\(try quotedLiteral(notification.channel)), \(try quotedLiteral(notification.payload))); COMMIT"
+            }
+            try self.commit(commit)
             return result
         } catch {
             if isInTransaction { _ = try? execute("ROLLBACK") }
@@ -289,15 +316,25 @@ public final class PostgresConnection {
         }
     }
 
-    private func commit() throws {
+    /// `sql` ends with COMMIT, whose tag is the result's.
+    private func commit(_ sql: String) throws {
         // COMMIT of a transaction an error aborted (one the body caught and carried on from)
         // "succeeds" with the tag ROLLBACK: nothing was kept, and the caller must know.
-        if try simpleQuery("COMMIT").commandTag == "ROLLBACK" {
+        if try simpleQuery(sql).commandTag == "ROLLBACK" {
             throw PostgresError(code: "25P02", message: "the transaction was aborted by an earlier error and rolled back", sql: "COMMIT")
         }
     }
 
     // MARK: - Identifiers
+
+    /// `text` quoted as an SQL string literal, for SQL that takes no parameters.
+    func quotedLiteral(_ text: String) throws(PostgresError) -> String {
+        guard let quoted = PQescapeLiteral(handle, text, text.utf8.count) else {
+            throw PostgresError(code: "22021", message: PostgresError.firstLine(PQerrorMessage(handle)) ?? "invalid literal")
+        }
+        defer { PQfreemem(quoted) }
+        return String(cString: quoted)
+    }
 
     /// `name` quoted as an SQL identifier (for LISTEN, which takes no parameters).
     func quotedIdentifier(_ name: String) throws(PostgresError) -> String {

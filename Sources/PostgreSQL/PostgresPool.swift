@@ -93,6 +93,14 @@ public final class PostgresPool: Sendable {
         try await withConnection { try $0.transaction(isolation, body) }
     }
 
+    /// `PostgresConnection.transaction(_:_:notifyingAtCommit:)` on a pooled connection.
+    public func transaction<T: Sendable>(
+        _ isolation: PostgresConnection.IsolationLevel = .readCommitted, _ body: @escaping @Sendable (PostgresConnection) throws -> T,
+        notifyingAtCommit: @escaping @Sendable () -> PostgresConnection.CommitNotification?
+    ) async throws -> T {
+        try await withConnection { try $0.transaction(isolation, body, notifyingAtCommit: notifyingAtCommit) }
+    }
+
     /// `PostgresConnection.notify` on a pooled connection, outside any transaction.
     public func notify(channel: String, payload: String) async throws {
         try await withConnection { try $0.notify(channel: channel, payload: payload) }

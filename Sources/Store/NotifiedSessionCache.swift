@@ -8,9 +8,10 @@ import Synchronization
 ///
 /// This instance's own writes are seen by its very next read, as on SQLite: the listener hears
 /// a write's notifications some time after its COMMIT returns, so a write that commits while
-/// entries are held suspends serving from memory and sends a marker (`w:<instance>:<n>`) after
-/// its commit; PostgreSQL delivers notifications in commit order, so once the listener hears
-/// the marker it has dropped whatever that write changed.
+/// entries are held suspends serving from memory and sends a marker (`w:<instance>:<n>`) with
+/// its COMMIT, last in its transaction; PostgreSQL delivers a transaction's notifications in
+/// the order they were sent, so once the listener hears the marker it has dropped whatever
+/// that write changed.
 final class NotifiedSessionCache: Sendable {
     static let channel = "siwa_cache"
 
@@ -105,24 +106,27 @@ final class NotifiedSessionCache: Sendable {
         }
     }
 
-    /// Called when a write of this instance has committed, before the write returns: the
-    /// marker to send (after the commit, so that it is heard after the write's notifications),
-    /// or nil when nothing is held or served, so nothing needs waiting for: reads that began
-    /// before the commit are then refused instead.
-    func writeCommitted() -> String? {
+    /// Called when a write of this instance is about to commit (its statements done): the
+    /// marker to send with the COMMIT, in the same transaction, so that it is heard after the
+    /// write's own notifications. Nothing is served from memory from now until it is heard.
+    /// Nil when nothing is held or served: nothing needs waiting for, but
+    /// `committedWithoutMarker()` must follow the commit.
+    func markerForCommit() -> String? {
         state.withLock { state in
-            guard state.listening, !state.entries.isEmpty else {
-                state.clear(listening: state.listening)
-                return nil
-            }
+            guard state.listening, !state.entries.isEmpty else { return nil }
             state.nextWrite &+= 1
             state.unheardWrites.insert(state.nextWrite)
             return "w:\(instance):\(state.nextWrite)"
         }
     }
 
-    /// A write whose marker could not be sent, or one that may have committed unheard (its
-    /// COMMIT's answer lost): everything goes.
+    /// After a write committed without a marker, before it returns: reads that began before
+    /// the commit may hold what it changed, so they are refused, and whatever they stored
+    /// meanwhile goes.
+    func committedWithoutMarker() { state.withLock { $0.clear(listening: $0.listening) } }
+
+    /// A write whose marker will not be heard (its COMMIT failed, or may have committed
+    /// unheard: its answer lost): everything goes.
     func forgetAll() { state.withLock { $0.clear(listening: $0.listening) } }
 
     /// Whether entries may be served: the listener is connected and listening.

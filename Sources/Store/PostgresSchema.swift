@@ -227,6 +227,24 @@ public enum PostgresSchema {
             name: "users_by_email",
             sql: "CREATE INDEX users_email ON users(email, id);"
         ),
+        // A session's last_seen_at alone moves about once a second while the session is in
+        // use (`LastSeenBatcher`); announcing it made every instance drop and re-read every
+        // active session each second. A cached copy that looks idle is read again anyway
+        // (`SessionStore.live`), so that change is not announced; every other one is.
+        Migration(
+            version: 10,
+            name: "cache_notifications_without_last_seen",
+            sql: """
+                CREATE OR REPLACE FUNCTION siwa_session_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP = 'UPDATE' AND to_jsonb(NEW) - 'last_seen_at' = to_jsonb(OLD) - 'last_seen_at' THEN
+                        RETURN NULL;
+                    END IF;
+                    PERFORM pg_notify('siwa_cache', 's:' || OLD.id);
+                    RETURN NULL;
+                END $$;
+                """
+        ),
     ]
 
     /// Applies pending migrations, each with its `schema_migrations` row in one transaction,

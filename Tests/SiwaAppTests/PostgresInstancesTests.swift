@@ -60,6 +60,18 @@ struct PostgresInstancesTests {
         try await harness.get(path, headers: ["Authorization": "Bearer \(session)"]).status
     }
 
+    /// Uses `session` on `harness` until its cache holds it (every answer a success), so that
+    /// what follows is about a cached session. A few uses may be needed: the instance's own
+    /// writes (housekeeping, last-seen) drop what reads stored while they committed.
+    static func cached(on harness: ApplicationTests.Harness, _ session: String, path: String = "/api/me") async throws -> Bool {
+        for _ in 0..<100 {
+            guard (200..<300).contains(try await me(harness, session, path: path)) else { return false }
+            if harness.application.store.sessions.cachedCount > 0 { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
     /// SPEC §11: a session ended anywhere is refused everywhere within one second.
     static func refusedWithinASecond(_ harness: ApplicationTests.Harness, _ session: String, path: String = "/api/me") async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(1)
@@ -129,9 +141,7 @@ struct PostgresInstancesTests {
         let session = try await Self.signIn(a, simulator: a.simulator, sub: sub)
         #expect(try await Self.me(b, session) == 200, "a session made on A works on B")
         // Used on A, so A holds it in its cache.
-        #expect(try await Self.me(a, session) == 200)
-        #expect(try await Self.me(a, session) == 200)
-        #expect(a.application.store.sessions.cachedCount > 0)
+        #expect(try await Self.cached(on: a, session))
         let logout = try await HTTPGet.raw(
             port: b.application.port,
             "POST /api/logout HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\nContent-Length: 0\r\n\r\n")
@@ -206,9 +216,7 @@ struct PostgresInstancesTests {
         let a = try await Self.instance(url: url)
         let b = try await Self.instance(url: url, sharing: a.simulator)
         let session = try await Self.signIn(a, simulator: a.simulator, sub: "000806.00000000000000000000000000000806.0806")
-        #expect(try await Self.me(b, session, path: "/auth/verify") == 204)
-        #expect(try await Self.me(b, session, path: "/auth/verify") == 204)
-        #expect(b.application.store.sessions.cachedCount > 0, "B serves it from its cache")
+        #expect(try await Self.cached(on: b, session, path: "/auth/verify"), "B serves it from its cache")
         let logout = try await HTTPGet.raw(
             port: a.application.port,
             "POST /api/logout HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\nContent-Length: 0\r\n\r\n")

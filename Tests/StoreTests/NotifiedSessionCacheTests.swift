@@ -54,14 +54,14 @@ import Testing
         #expect(cache.lookup([1]) == nil)
     }
 
-    /// This instance's write has committed but the listener has not heard its notifications
+    /// This instance's write is committing, and the listener has not heard its notifications
     /// yet: nothing is served from memory until its marker, which follows them, is heard.
-    @Test func aCommittedWriteSuspendsServingUntilItsMarkerIsHeard() async throws {
+    @Test func aCommittingWriteSuspendsServingUntilItsMarkerIsHeard() async throws {
         let user = try await Self.makeUser()
         let cache = NotifiedSessionCache()
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
-        let marker = try #require(cache.writeCommitted())
+        let marker = try #require(cache.markerForCommit())
         #expect(cache.lookup([1]) == nil)
         // Another instance's marker says nothing about this instance's write.
         cache.invalidate("w:" + RecordID.make(prefix: "") + ":1")
@@ -74,33 +74,38 @@ import Testing
     }
 
     /// With nothing held there is no marker to wait for: instead a read that began before the
-    /// commit (and may hold what the write changed) is not kept.
+    /// commit (and may hold what the write changed) is not kept, and one stored while the
+    /// write committed goes.
     @Test func aWriteWithNothingCachedRefusesTheReadsBeforeIt() async throws {
         let user = try await Self.makeUser()
         let cache = NotifiedSessionCache()
         cache.listenerConnected()
         let before = cache.generation
-        #expect(cache.writeCommitted() == nil)
+        #expect(cache.markerForCommit() == nil)
+        cache.store([0], session: session("s0", of: user), user: user, readAt: before)
+        #expect(cache.lookup([0]) != nil, "stored while the write commits: its COMMIT has not returned yet")
+        cache.committedWithoutMarker()
+        #expect(cache.lookup([0]) == nil)
         cache.store([1], session: session("s1", of: user), user: user, readAt: before)
         #expect(cache.count == 0)
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
         #expect(cache.lookup([1]) != nil)
     }
 
-    /// A marker that will never be heard (the listener reconnected, or sending it failed)
+    /// A marker that will never be heard (the listener reconnected, or the COMMIT failed)
     /// leaves the cache empty and serving again, not suspended for good.
     @Test func anUnheardMarkerIsForgottenWithEverything() async throws {
         let user = try await Self.makeUser()
         let cache = NotifiedSessionCache()
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
-        _ = try #require(cache.writeCommitted())
+        _ = try #require(cache.markerForCommit())
         cache.forgetAll()
         #expect(cache.count == 0)
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
         #expect(cache.lookup([1]) != nil)
 
-        _ = try #require(cache.writeCommitted())
+        _ = try #require(cache.markerForCommit())
         cache.listenerLost()
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)

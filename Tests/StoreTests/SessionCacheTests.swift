@@ -97,6 +97,60 @@ import Testing
         }
     }
 
+    /// PostgreSQL: a write's marker rides in its COMMIT. A COMMIT that fails (here a deferred
+    /// constraint, checked only at COMMIT) sends no marker, so the cache forgets everything
+    /// instead of waiting for one for good, and serves from memory again.
+    @Test(.enabled(if: Engine.available.contains(.postgres), "PostgreSQL is not installed"))
+    func aCommitThatFailsLeavesTheCacheServing() async throws {
+        try await withStore(.postgres) { store in
+            try await cacheReady(store)
+            guard case .notified(let cache) = store.sessions.caching else { throw CacheNotListening() }
+            try await store.engine.write {
+                _ = try $0.run("CREATE TABLE deferred_check(x integer UNIQUE DEFERRABLE INITIALLY DEFERRED)")
+            }
+            let userID = try await makeUser(store)
+            let session = try await store.sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            let hash = try #require(TokenHash(token: Substring(session.token), decodedCount: 32))
+            _ = try await store.sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600)
+            #expect(cache.lookup(hash) != nil)
+
+            await #expect(throws: (any Error).self) {
+                try await store.engine.write { connection in
+                    _ = try connection.run("INSERT INTO deferred_check VALUES (1), (1)")
+                }
+            }
+            #expect(cache.count == 0, "a marker that will not be heard: everything goes")
+            _ = try await store.sessions.authenticate(token: session.token, now: 1_002, idleTTL: 600)
+            #expect(cache.lookup(hash) != nil, "serving again, not waiting for the marker")
+        }
+    }
+
+    /// PostgreSQL announces every change to a session row but one: last_seen_at alone (the
+    /// last-seen batcher's once-a-second write) leaves every instance's cached copy in place.
+    @Test(.enabled(if: Engine.available.contains(.postgres), "PostgreSQL is not installed"))
+    func onlyALastSeenChangeIsNotAnnounced() async throws {
+        try await withStore(.postgres) { store in
+            try await cacheReady(store)
+            guard case .notified(let cache) = store.sessions.caching else { throw CacheNotListening() }
+            let userID = try await makeUser(store)
+            let session = try await store.sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            let hash = try #require(TokenHash(token: Substring(session.token), decodedCount: 32))
+            /// Waits until the write's marker is heard (serving again) or the entry is gone.
+            func kept() async throws -> Bool {
+                let deadline = ContinuousClock.now + .seconds(10)
+                while cache.lookup(hash) == nil, cache.count > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+                return cache.lookup(hash) != nil
+            }
+            _ = try await store.sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600)
+            #expect(cache.lookup(hash) != nil)
+
+            try await store.engine.write { _ = try $0.run("UPDATE sessions SET last_seen_at = 1500 WHERE id = ?", [.text(session.record.id)]) }
+            #expect(try await kept(), "a last-seen change is not announced")
+            try await store.engine.write { _ = try $0.run("UPDATE sessions SET expires_at = 4000 WHERE id = ?", [.text(session.record.id)]) }
+            #expect(try await !kept(), "any other change is")
+        }
+    }
+
     /// Readers race a writer that keeps changing the user; once a write has returned, no
     /// reader may see what was there before it.
     @Test(arguments: Engine.available)

@@ -17,26 +17,40 @@ struct PostgresEngine: StoreEngine {
 
     @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        let result: T
+        guard let cache else {
+            return try await Self.mappingUnavailable { try await pool.transaction { try body(PostgresSession($0)) } }
+        }
+        let marked = CommitMarking()
         do {
-            result = try await Self.mappingUnavailable {
-                try await pool.transaction { try body(PostgresSession($0)) }
+            let result = try await Self.mappingUnavailable {
+                try await pool.transaction(.readCommitted, { try body(PostgresSession($0)) }, notifyingAtCommit: {
+                    let marker = cache.markerForCommit()
+                    marked.sent = marker != nil
+                    return marker.map { .init(channel: NotifiedSessionCache.channel, payload: $0) }
+                })
             }
+            if !marked.sent { cache.committedWithoutMarker() }
+            return result
         } catch let error as StoreUnavailable {
             // The connection may have failed after COMMIT was applied: what it changed may be
-            // cached, and no marker will follow it.
-            cache?.forgetAll()
+            // cached, and its marker may never be heard.
+            cache.forgetAll()
+            throw error
+        } catch {
+            // The body's own refusal commits nothing and marks nothing; a COMMIT that failed
+            // leaves a marker that will never be heard.
+            if marked.sent { cache.forgetAll() }
             throw error
         }
-        if let cache, let marker = cache.writeCommitted() {
-            // A transaction of its own, committed after the write's, so heard after its changes.
-            do {
-                try await pool.notify(channel: NotifiedSessionCache.channel, payload: marker)
-            } catch {
-                cache.forgetAll()
-            }
+    }
+
+    /// Whether a write's COMMIT carried a marker: set on the pool's worker, read after it.
+    private final class CommitMarking: Sendable {
+        private let flag = Atomic<Bool>(false)
+        var sent: Bool {
+            get { flag.load(ordering: .acquiring) }
+            set { flag.store(newValue, ordering: .releasing) }
         }
-        return result
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
