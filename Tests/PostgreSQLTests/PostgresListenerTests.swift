@@ -61,6 +61,49 @@ struct PostgresListenerTests {
         #expect(try await eventually(within: .seconds(1)) { events.payloads.last == "after reconnect" })
     }
 
+    /// A notification may ride in a transaction's COMMIT message: it is heard after the
+    /// transaction's own, with its payload as given (quoted, never spliced into the SQL), and
+    /// not at all when the body throws (it is not even asked for) or the COMMIT fails.
+    @Test func aNotificationSentWithTheCommitComesAfterTheTransactionsOwn() async throws {
+        let url = try await PostgresCluster.shared().makeDatabase()
+        let events = Events()
+        let listener = try PostgresListener(url, channels: ["sessions"]) { events.record($0) }
+        defer { listener.close() }
+        let pool = try PostgresPool(url, size: 1)
+        defer { pool.close() }
+        #expect(try await eventually { events.listeningCount == 1 })
+
+        let marker = PostgresConnection.CommitNotification(channel: "sessions", payload: "w:it's; -- $1")
+        try await pool.transaction(.readCommitted, { try $0.notify(channel: "sessions", payload: "own") }, notifyingAtCommit: { marker })
+        #expect(try await eventually(within: .seconds(5)) { events.payloads == ["own", "w:it's; -- $1"] })
+
+        final class Asked: Sendable {
+            private let value = Atomic<Bool>(false)
+            func set() { value.store(true, ordering: .relaxed) }
+            var isSet: Bool { value.load(ordering: .relaxed) }
+        }
+        let asked = Asked()
+        struct Abandon: Error {}
+        await #expect(throws: Abandon.self) {
+            try await pool.transaction(.readCommitted, { _ in throw Abandon() }, notifyingAtCommit: {
+                asked.set()
+                return .init(channel: "sessions", payload: "after a throw")
+            })
+        }
+        #expect(!asked.isSet)
+
+        // A deferred constraint fails the COMMIT itself, after the notification was queued.
+        try await pool.withConnection { try $0.execute("CREATE TABLE deferred_check(x integer UNIQUE DEFERRABLE INITIALLY DEFERRED)") }
+        await #expect(throws: PostgresError.self) {
+            try await pool.transaction(.readCommitted, { try $0.run("INSERT INTO deferred_check VALUES (1), (1)") }, notifyingAtCommit: {
+                .init(channel: "sessions", payload: "failed commit")
+            })
+        }
+        try await pool.notify(channel: "sessions", payload: "after")
+        #expect(try await eventually(within: .seconds(5)) { events.payloads.last == "after" })
+        #expect(events.payloads == ["own", "w:it's; -- $1", "after"])
+    }
+
     @Test func closeReturnsPromptlyWhileDisconnected() async throws {
         let events = Events()
         let listener = try PostgresListener("postgres://siwa@127.0.0.1:1/siwa", channels: ["c"]) { events.record($0) }
