@@ -278,7 +278,13 @@ public final class PostgresConnection {
     public func transaction<T>(
         _ isolation: IsolationLevel, _ body: (PostgresConnection) throws -> T, notifyingAtCommit: (() -> CommitNotification?)?
     ) throws -> T {
-        if isInTransaction { return try savepoint(body) }
+        if isInTransaction {
+            // A savepoint has no COMMIT of its own to carry the notification.
+            guard notifyingAtCommit == nil else {
+                throw PostgresError(code: "25001", message: "a notification sent with COMMIT needs a transaction of its own, not a savepoint")
+            }
+            return try savepoint(body)
+        }
         switch isolation {
         case .readCommitted: try execute("BEGIN")
         case .repeatableRead: try execute("BEGIN ISOLATION LEVEL REPEATABLE READ")

@@ -32,6 +32,8 @@ final class NotifiedSessionCache: Sendable {
         /// Markers of this instance's committed writes not yet heard: nothing is served.
         var unheardWrites: Set<UInt64> = []
         var nextWrite: UInt64 = 0
+        /// Counts `clear`s, which forget unheard markers (see `committed(with:)`).
+        var clears: UInt64 = 0
 
         mutating func remove(_ tokenHash: TokenHash) {
             guard let entry = entries.removeValue(forKey: tokenHash) else { return }
@@ -48,6 +50,7 @@ final class NotifiedSessionCache: Sendable {
             self.listening = listening
             // With the entries gone and older reads refused, no marker needs waiting for.
             unheardWrites = []
+            clears &+= 1
         }
     }
 
@@ -109,14 +112,30 @@ final class NotifiedSessionCache: Sendable {
     /// Called when a write of this instance is about to commit (its statements done): the
     /// marker to send with the COMMIT, in the same transaction, so that it is heard after the
     /// write's own notifications. Nothing is served from memory from now until it is heard.
-    /// Nil when nothing is held or served: nothing needs waiting for, but
-    /// `committedWithoutMarker()` must follow the commit.
-    func markerForCommit() -> String? {
+    /// `committed(with:)` must follow the commit. Nil when nothing is held or served: nothing
+    /// needs waiting for, but `committedWithoutMarker()` must follow the commit.
+    func markerForCommit() -> CommitMarker? {
         state.withLock { state in
             guard state.listening, !state.entries.isEmpty else { return nil }
             state.nextWrite &+= 1
             state.unheardWrites.insert(state.nextWrite)
-            return "w:\(instance):\(state.nextWrite)"
+            return CommitMarker(payload: "w:\(instance):\(state.nextWrite)", clearsWhenRegistered: state.clears)
+        }
+    }
+
+    /// A write's marker, and what it needs to know once its COMMIT has returned.
+    struct CommitMarker: Sendable {
+        let payload: String
+        fileprivate let clearsWhenRegistered: UInt64
+    }
+
+    /// After a write whose COMMIT carried `marker`, before it returns. A `clear` while the
+    /// COMMIT ran (another write that found nothing cached, the listener reconnecting) forgot
+    /// the marker, and a read may have stored the row as it was before this write: everything
+    /// goes again, and reads that began before the commit are refused.
+    func committed(with marker: CommitMarker) {
+        state.withLock { state in
+            if state.clears != marker.clearsWhenRegistered { state.clear(listening: state.listening) }
         }
     }
 

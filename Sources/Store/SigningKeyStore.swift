@@ -122,7 +122,8 @@ public struct SigningKeyStore: Sendable {
     }
 
     /// Replaces the current key: `make()`'s key is stored and published at once, and the key it
-    /// replaces keeps signing until `activatesAt`, when it is retired. With
+    /// replaces keeps signing until `activatesAt` (or the latest retirement already set, if
+    /// later), when it is retired. With
     /// `ifNewestCreatedAtOrBefore` (the periodic check), nothing happens unless the newest key was
     /// created at or before then, so instances checking together rotate once. Returns the new
     /// key's kid, or nil when nothing was due.
@@ -155,6 +156,11 @@ public struct SigningKeyStore: Sendable {
             if let newest, newest > cutoff { return nil }
         }
         let key = try make()
+        // Never before a retirement already set: `activatesAt` is the caller's clock, and a
+        // rotation from a clock running behind the last one's would otherwise retire the key it
+        // replaces first, and that key's successor, published only now, would sign at once.
+        let latest = try connection.queryOne("SELECT MAX(retired_at) AS latest FROM signing_keys")?.optionalInt64("latest")
+        let activatesAt = max(activatesAt, latest ?? activatesAt)
         // Normally one row; should several be current, they all make way for the new key.
         try connection.run("UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL", [.integer(activatesAt)])
         try insert(key, now: now, in: connection)

@@ -53,9 +53,10 @@ public struct WebhookQueue: Sendable {
     /// sorted on every claim); returned in outbox order.
     public func claimDue(now: Int64, lease: Int64, limit: Int) async throws -> [WebhookEvent] {
         guard limit > 0 else { return [] }
-        let rows = try await engine.write { connection in
+        let cipher = self.cipher
+        return try await engine.write { connection in
             let lock = connection.dialect == .postgres ? "FOR UPDATE SKIP LOCKED" : ""
-            return try connection.query(
+            let rows = try connection.query(
                 """
                 UPDATE webhook_events SET next_attempt_at = ?
                 WHERE seq IN (
@@ -64,33 +65,24 @@ public struct WebhookQueue: Sendable {
                 RETURNING seq, id, user_id, type, body, created_at, attempts
                 """,
                 [.integer(now + lease), .integer(now), .integer(Int64(limit))])
-        }
-        var events: [(seq: Int64, event: WebhookEvent)] = []
-        var unopened: [String] = []
-        for row in rows {
-            let id = try row.string("id")
-            guard let body = WebhookBodySeal.open(try row.string("body"), id: id, with: cipher) else {
-                unopened.append(id)
-                continue
+            var events: [(seq: Int64, event: WebhookEvent)] = []
+            for row in rows {
+                let id = try row.string("id")
+                guard let body = WebhookBodySeal.open(try row.string("body"), id: id, with: cipher) else {
+                    // Sealed under another `data_key`: no attempt could ever send it. Failed in
+                    // the claim's own transaction, so the user's later events go on and
+                    // `webhooks failed` shows why.
+                    try connection.run(
+                        "UPDATE webhook_events SET attempts = attempts + 1, last_error = ?, failed_at = ? WHERE id = ?",
+                        [.text(Self.unopenedError), .integer(now), .text(id)])
+                    continue
+                }
+                let event = WebhookEvent(
+                    id: id, userID: try row.string("user_id"), type: try row.string("type"), body: body,
+                    createdAt: try row.int64("created_at"), attempts: try row.int("attempts"))
+                events.append((try row.int64("seq"), event))
             }
-            let event = WebhookEvent(
-                id: id, userID: try row.string("user_id"), type: try row.string("type"), body: body,
-                createdAt: try row.int64("created_at"), attempts: try row.int("attempts"))
-            events.append((try row.int64("seq"), event))
-        }
-        if !unopened.isEmpty { try await failUnopened(unopened, now: now) }
-        return events.sorted { $0.seq < $1.seq }.map(\.event)
-    }
-
-    /// Sealed under another `data_key`: no attempt could ever send it. Failed at once, so the
-    /// user's later events go on and `webhooks failed` shows why.
-    private func failUnopened(_ ids: [String], now: Int64) async throws {
-        try await engine.write { connection in
-            for id in ids {
-                try connection.run(
-                    "UPDATE webhook_events SET attempts = attempts + 1, last_error = ?, failed_at = ? WHERE id = ? AND failed_at IS NULL",
-                    [.text(Self.unopenedError), .integer(now), .text(id)])
-            }
+            return events.sorted { $0.seq < $1.seq }.map(\.event)
         }
     }
 

@@ -68,9 +68,41 @@ import Testing
         #expect(cache.lookup([1]) == nil)
         cache.invalidate("s:s1")  // the write's own change, heard before its marker
         cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)
-        cache.invalidate(marker)
+        cache.committed(with: marker)
+        cache.invalidate(marker.payload)
         #expect(cache.lookup([1]) == nil)
         #expect(cache.lookup([2])?.session.id == "s2")
+    }
+
+    /// A write registers its marker, and while its COMMIT runs another write that found nothing
+    /// cached clears the cache, forgetting the marker; a read then stores the row as it was
+    /// before the first write. When that first write's COMMIT returns, the stale copy must go.
+    @Test func aMarkerForgottenWhileItsCommitRanClearsAgainAfterIt() async throws {
+        let user = try await Self.makeUser()
+        let cache = NotifiedSessionCache()
+        cache.listenerConnected()
+        cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
+        let first = try #require(cache.markerForCommit())
+        cache.invalidate("s:s1")  // another instance's change empties the cache
+        #expect(cache.markerForCommit() == nil)
+        cache.committedWithoutMarker()  // the second write: its clear forgets the first's marker
+        cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)  // read before the first commit applied
+        cache.committed(with: first)
+        #expect(cache.lookup([2]) == nil, "the copy read before the first write committed is not served after it returned")
+        cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)
+        #expect(cache.lookup([2]) != nil, "and serving goes on")
+    }
+
+    /// A marker heard (or merely outstanding) when its COMMIT returns changes nothing more.
+    @Test func aMarkerStillKnownAfterItsCommitLeavesTheCacheAlone() async throws {
+        let user = try await Self.makeUser()
+        let cache = NotifiedSessionCache()
+        cache.listenerConnected()
+        cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
+        let marker = try #require(cache.markerForCommit())
+        cache.invalidate(marker.payload)
+        cache.committed(with: marker)
+        #expect(cache.lookup([1]) != nil)
     }
 
     /// With nothing held there is no marker to wait for: instead a read that began before the

@@ -145,6 +145,25 @@ struct SigningKeyStoreTests {
         }
     }
 
+    /// A rotation run on a clock behind the last one's (another host, `rotate-signing-key`)
+    /// asks for an earlier retirement than the one already set: the store keeps the later one,
+    /// so no key signs before its turn and the order of signing keys never goes back.
+    @Test(arguments: Engine.available)
+    func aRotationFromAClockRunningBehindNeverSignsEarly(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let keys = store.signingKeys
+            try keys.ensureCurrentBlocking(now: 1_000) { try Self.newKey("a") }
+            try await keys.rotate(now: 2_000, activatesAt: 2_330) { try Self.newKey("b") }
+            try await keys.rotate(now: 1_900, activatesAt: 2_230) { try Self.newKey("c") }
+            let published = try await keys.published(now: 2_000)
+            #expect(published.first { $0.kid == "b" }?.retiredAt == 2_330)
+            for at: Int64 in [2_000, 2_229, 2_329] {
+                #expect(SigningKeyRecord.signing(among: published, at: at)?.kid == "a", "at \(at)")
+            }
+            #expect(SigningKeyRecord.signing(among: published, at: 2_330)?.kid == "c")
+        }
+    }
+
     /// The periodic check: nothing before the newest key is due, and once it is due, instances
     /// checking together rotate once.
     @Test(arguments: Engine.available)

@@ -33,8 +33,11 @@ public enum SigningKeyRotation {
             throw AccessTokenKeys.Failure(description: "no key was made")
         }
         let after = try store.signingKeys.publishedBlocking(now: now)
-        let signsFrom = SigningKeyRecord.signing(among: after, at: now)?.kid == kid ? now : activatesAt
+        // The new key signs once every other key still signing has retired (the store may have
+        // set a later retirement than asked).
+        let retires = after.filter { $0.kid != kid }.compactMap(\.retiredAt).filter { $0 > now }.max() ?? activatesAt
+        let signsFrom = SigningKeyRecord.signing(among: after, at: now)?.kid == kid ? now : retires
         return Rotated(
-            kid: kid, signsFrom: signsFrom, replacedUnpublishedAt: replacing ? activatesAt + SigningKeyStore.retiredKeyLifetime : nil)
+            kid: kid, signsFrom: signsFrom, replacedUnpublishedAt: replacing ? retires + SigningKeyStore.retiredKeyLifetime : nil)
     }
 }

@@ -25,11 +25,15 @@ struct PostgresEngine: StoreEngine {
             let result = try await Self.mappingUnavailable {
                 try await pool.transaction(.readCommitted, { try body(PostgresSession($0)) }, notifyingAtCommit: {
                     let marker = cache.markerForCommit()
-                    marked.sent = marker != nil
-                    return marker.map { .init(channel: NotifiedSessionCache.channel, payload: $0) }
+                    marked.marker = marker
+                    return marker.map { .init(channel: NotifiedSessionCache.channel, payload: $0.payload) }
                 })
             }
-            if !marked.sent { cache.committedWithoutMarker() }
+            if let marker = marked.marker {
+                cache.committed(with: marker)
+            } else {
+                cache.committedWithoutMarker()
+            }
             return result
         } catch let error as StoreUnavailable {
             // The connection may have failed after COMMIT was applied: what it changed may be
@@ -39,17 +43,17 @@ struct PostgresEngine: StoreEngine {
         } catch {
             // The body's own refusal commits nothing and marks nothing; a COMMIT that failed
             // leaves a marker that will never be heard.
-            if marked.sent { cache.forgetAll() }
+            if marked.marker != nil { cache.forgetAll() }
             throw error
         }
     }
 
-    /// Whether a write's COMMIT carried a marker: set on the pool's worker, read after it.
+    /// The marker a write's COMMIT carried, if any: set on the pool's worker, read after it.
     private final class CommitMarking: Sendable {
-        private let flag = Atomic<Bool>(false)
-        var sent: Bool {
-            get { flag.load(ordering: .acquiring) }
-            set { flag.store(newValue, ordering: .releasing) }
+        private let value = Mutex<NotifiedSessionCache.CommitMarker?>(nil)
+        var marker: NotifiedSessionCache.CommitMarker? {
+            get { value.withLock { $0 } }
+            set { value.withLock { $0 = newValue } }
         }
     }
 
