@@ -115,52 +115,46 @@ struct SigningKeyStoreTests {
         }
     }
 
-    @Test(arguments: Engine.available)
-    func rotatingAgainBeforeTheLeadEndsKeepsEachKeySigningInTurn(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
-            let keys = store.signingKeys
-            try keys.ensureCurrentBlocking(now: 1_000) { try Self.newKey("a") }
-            try await keys.rotate(now: 2_000, activatesAt: 2_300) { try Self.newKey("b") }
-            try await keys.rotate(now: 2_100, activatesAt: 2_400) { try Self.newKey("c") }
-            let published = try await keys.published(now: 2_100)
-            #expect(SigningKeyRecord.signing(among: published, at: 2_299)?.kid == "a")
-            #expect(SigningKeyRecord.signing(among: published, at: 2_300)?.kid == "b")
-            #expect(SigningKeyRecord.signing(among: published, at: 2_400)?.kid == "c")
-        }
+    /// A first key, then rotations (`now`, `activatesAt`), and which key signs when.
+    struct RotationScenario: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let first: (kid: String, at: Int64)
+        let rotations: [(kid: String, now: Int64, activatesAt: Int64)]
+        let signing: [(at: Int64, kid: String)]
+
+        static let all: [RotationScenario] = [
+            // Rotating again before the lead ends: each key signs in turn.
+            RotationScenario(
+                testDescription: "again before the lead ends", first: ("a", 1_000), rotations: [("b", 2_000, 2_300), ("c", 2_100, 2_400)],
+                signing: [(2_299, "a"), (2_300, "b"), (2_400, "c")]),
+            // `rotate-signing-key` in the second the first key was made: the new kid sorts
+            // first, and still the old key signs until the lead ends.
+            RotationScenario(
+                testDescription: "in the second of the key it replaces", first: ("z-old", 1_000), rotations: [("a-new", 1_000, 1_330)],
+                signing: [(1_000, "z-old"), (1_329, "z-old"), (1_330, "a-new")]),
+            // From a clock behind the last rotation's (another host): the later retirement
+            // stands, so b never signs early and the order never goes back.
+            RotationScenario(
+                testDescription: "from a clock running behind", first: ("a", 1_000), rotations: [("b", 2_000, 2_330), ("c", 1_900, 2_230)],
+                signing: [(2_000, "a"), (2_229, "a"), (2_329, "a"), (2_330, "c")]),
+        ]
     }
 
-    /// `rotate-signing-key` run in the second the first key was made: the new key's kid may
-    /// sort before the old one's, and still the old key signs until the lead ends.
-    @Test(arguments: Engine.available)
-    func aRotationInTheSecondOfTheKeyItReplacesStillWaitsForTheLead(_ engine: Engine) async throws {
+    /// A key signs only once the one before it has retired: never before its lead, whatever
+    /// the kids' order or the clocks of the callers that rotate.
+    @Test(arguments: Engine.available, RotationScenario.all)
+    func eachKeySignsOnlyOnceTheOneBeforeItRetires(_ engine: Engine, _ scenario: RotationScenario) async throws {
         try await Self.withStore(engine) { store in
             let keys = store.signingKeys
-            try keys.ensureCurrentBlocking(now: 1_000) { try Self.newKey("z-old") }
-            try await keys.rotate(now: 1_000, activatesAt: 1_330) { try Self.newKey("a-new") }
-            let published = try await keys.published(now: 1_000)
-            #expect(Set(published.map(\.kid)) == ["z-old", "a-new"])
-            #expect(SigningKeyRecord.signing(among: published, at: 1_000)?.kid == "z-old")
-            #expect(SigningKeyRecord.signing(among: published, at: 1_329)?.kid == "z-old")
-            #expect(SigningKeyRecord.signing(among: published, at: 1_330)?.kid == "a-new")
-        }
-    }
-
-    /// A rotation run on a clock behind the last one's (another host, `rotate-signing-key`)
-    /// asks for an earlier retirement than the one already set: the store keeps the later one,
-    /// so no key signs before its turn and the order of signing keys never goes back.
-    @Test(arguments: Engine.available)
-    func aRotationFromAClockRunningBehindNeverSignsEarly(_ engine: Engine) async throws {
-        try await Self.withStore(engine) { store in
-            let keys = store.signingKeys
-            try keys.ensureCurrentBlocking(now: 1_000) { try Self.newKey("a") }
-            try await keys.rotate(now: 2_000, activatesAt: 2_330) { try Self.newKey("b") }
-            try await keys.rotate(now: 1_900, activatesAt: 2_230) { try Self.newKey("c") }
-            let published = try await keys.published(now: 2_000)
-            #expect(published.first { $0.kid == "b" }?.retiredAt == 2_330)
-            for at: Int64 in [2_000, 2_229, 2_329] {
-                #expect(SigningKeyRecord.signing(among: published, at: at)?.kid == "a", "at \(at)")
+            try keys.ensureCurrentBlocking(now: scenario.first.at) { try Self.newKey(scenario.first.kid) }
+            for rotation in scenario.rotations {
+                try await keys.rotate(now: rotation.now, activatesAt: rotation.activatesAt) { try Self.newKey(rotation.kid) }
             }
-            #expect(SigningKeyRecord.signing(among: published, at: 2_330)?.kid == "c")
+            let published = try await keys.published(now: scenario.rotations.map(\.now).max() ?? scenario.first.at)
+            #expect(Set(published.map(\.kid)) == Set([scenario.first.kid] + scenario.rotations.map(\.kid)))
+            for (at, kid) in scenario.signing {
+                #expect(SigningKeyRecord.signing(among: published, at: at)?.kid == kid, "at \(at)")
+            }
         }
     }
 
