@@ -15,6 +15,8 @@ public final class PostgresConnection {
     let handle: OpaquePointer
     private var statements: [StatementKey: PreparedStatement] = [:]
     private var preparedCount = 0
+    /// A transaction's BEGIN not sent yet: it goes with the transaction's first statement.
+    private var deferredBegin: String?
     private(set) var isClosed = false
     /// The server announced it is ending this session (see the notice receiver in init).
     private var isEnding = false
@@ -113,9 +115,11 @@ public final class PostgresConnection {
         !isClosed && !isEnding && PQstatus(handle) == CONNECTION_OK
     }
 
-    /// True inside BEGIN … COMMIT, including a transaction an error has aborted.
+    /// True inside BEGIN … COMMIT, including a transaction an error has aborted (and one whose
+    /// BEGIN waits to go with its first statement).
     public var isInTransaction: Bool {
         guard !isClosed else { return false }
+        if deferredBegin != nil { return true }
         let status = PQtransactionStatus(handle)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
     }
@@ -179,6 +183,11 @@ public final class PostgresConnection {
 
     func simpleQuery(_ sql: String) throws(PostgresError) -> QueryResult {
         try checkOpen(sql)
+        if let begin = deferredBegin {
+            // One simple-query message may hold several statements: the BEGIN goes first.
+            deferredBegin = nil
+            return try check(PQexec(handle, begin + "; " + sql), sql: sql)
+        }
         return try check(PQexec(handle, sql), sql: sql)
     }
 
@@ -191,8 +200,14 @@ public final class PostgresConnection {
         var retried = false
         while true {
             let name = try prepare(key, bound)
-            let result = bound.withArrays { values, lengths, formats in
-                PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, 0)
+            let result: OpaquePointer?
+            if let begin = deferredBegin {
+                deferredBegin = nil
+                result = try execute(name, bound, openingWith: begin)
+            } else {
+                result = bound.withArrays { values, lengths, formats in
+                    PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, 0)
+                }
             }
             do {
                 return (try check(result, sql: sql), key)
@@ -206,6 +221,60 @@ public final class PostgresConnection {
                 retried = true
             }
         }
+    }
+
+    /// A transaction's BEGIN and its first statement in one round trip, through libpq's
+    /// pipeline mode: both sent, then one sync (an explicit transaction block stays open across
+    /// it). Returns the statement's result for `check`; a failed BEGIN is thrown.
+    private func execute(_ name: String, _ bound: PostgresParameters, openingWith begin: String) throws(PostgresError) -> OpaquePointer? {
+        guard PQenterPipelineMode(handle) == 1 else {
+            _ = try check(PQexec(handle, begin), sql: begin)
+            return bound.withArrays { values, lengths, formats in
+                PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, 0)
+            }
+        }
+        let sent = PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1
+            && bound.withArrays({ values, lengths, formats in
+                PQsendQueryPrepared(handle, name, Int32(bound.count), values, lengths, formats, 0)
+            }) == 1
+            && PQpipelineSync(handle) == 1
+        var opened: OpaquePointer?
+        var statement: OpaquePointer?
+        if sent {
+            // Each query's results end with a null; then comes the sync.
+            opened = takeResults()
+            statement = takeResults()
+            while let result = PQgetResult(handle) {
+                let status = PQresultStatus(result)
+                PQclear(result)
+                if status == PGRES_PIPELINE_SYNC { break }
+            }
+        }
+        if PQexitPipelineMode(handle) != 1 {
+            // Results still pending (a send that failed half-way): no later call could run on
+            // this connection, so it counts as lost and the pool opens another.
+            isEnding = true
+        }
+        guard sent else {
+            PQclear(opened)
+            PQclear(statement)
+            throw PostgresError(result: nil, connection: handle, sql: begin)
+        }
+        guard PQresultStatus(opened) == PGRES_COMMAND_OK else {
+            PQclear(statement)
+            _ = try check(opened, sql: begin)
+            return nil
+        }
+        PQclear(opened)
+        return statement
+    }
+
+    /// The first of the current query's results (the rest cleared), reading up to its null.
+    private func takeResults() -> OpaquePointer? {
+        let first = PQgetResult(handle)
+        guard first != nil else { return nil }
+        while let more = PQgetResult(handle) { PQclear(more) }
+        return first
     }
 
     private static func invalidatesStatement(_ error: PostgresError) -> Bool {
@@ -285,10 +354,11 @@ public final class PostgresConnection {
             }
             return try savepoint(body)
         }
+        // Sent with the first statement (see `execute(_:_:openingWith:)`), not on its own.
         switch isolation {
-        case .readCommitted: try execute("BEGIN")
-        case .repeatableRead: try execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-        case .serializable: try execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
+        case .readCommitted: deferredBegin = "BEGIN"
+        case .repeatableRead: deferredBegin = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+        case .serializable: deferredBegin = "BEGIN ISOLATION LEVEL SERIALIZABLE"
         }
         do {
             let result = try body(self)
@@ -297,11 +367,19 @@ public final class PostgresConnection {
                 // pg_notify takes values; the simple query protocol that runs both statements
                 // in one message takes no parameters, so they are quoted as literals.
                 commit = "SELECT pg_notify(\(try quotedLiteral(notification.channel)), \(try quotedLiteral(notification.payload))); COMMIT"
+            } else if deferredBegin != nil {
+                // The body sent nothing: there is nothing to commit.
+                deferredBegin = nil
+                return result
             }
             try self.commit(commit)
             return result
         } catch {
-            if isInTransaction { _ = try? execute("ROLLBACK") }
+            if deferredBegin != nil {
+                deferredBegin = nil  // nothing reached the server
+            } else if isInTransaction {
+                _ = try? execute("ROLLBACK")
+            }
             throw error
         }
     }

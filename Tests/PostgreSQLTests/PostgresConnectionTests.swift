@@ -147,6 +147,50 @@ struct PostgresConnectionTests {
         #expect(try connection.query("SELECT x FROM t ORDER BY x").map { try $0.int(0) } == [1, 3, 5])
     }
 
+    /// A transaction's BEGIN goes with its first statement (one round trip for both): the
+    /// statement runs inside the transaction at the isolation asked for, whether or not it was
+    /// prepared before; a first statement that fails leaves no transaction open; a body that
+    /// sends nothing opens none.
+    @Test func aTransactionOpensWithItsFirstStatement() async throws {
+        struct Abandon: Error {}
+        let connection = try await open()
+        try connection.execute("CREATE TABLE t(x bigint)")
+        for _ in 0..<2 {  // the first time the statement is prepared first, then only executed
+            let seen = try connection.transaction(.repeatableRead) { connection -> (String?, Bool) in
+                let isolation = try connection.queryOne("SELECT current_setting('transaction_isolation')")?.string(0)
+                let first = try connection.queryOne("SELECT now()::text")?.string(0)
+                _ = try connection.queryOne("SELECT pg_sleep(0.01)")
+                return (isolation, try connection.queryOne("SELECT now()::text")?.string(0) == first)
+            }
+            #expect(seen.0 == "repeatable read")
+            #expect(seen.1, "one transaction: now() stands still in it")
+        }
+
+        #expect(throws: PostgresError.self) { try connection.transaction { try $0.run("INSERT INTO t VALUES (1 / 0)") } }
+        #expect(!connection.isInTransaction)
+        #expect(throws: Abandon.self) { try connection.transaction { _ in throw Abandon() } }
+        #expect(!connection.isInTransaction)
+        #expect(try connection.transaction { _ in 7 } == 7)
+        #expect(!connection.isInTransaction)
+
+        // A savepoint as the first thing, and a rollback after statements, still work.
+        try connection.transaction { connection in
+            _ = try? connection.transaction { connection in
+                try connection.run("INSERT INTO t VALUES (2)")
+                throw Abandon()
+            }
+            try connection.run("INSERT INTO t VALUES (3)")
+        }
+        #expect(throws: Abandon.self) {
+            try connection.transaction { connection in
+                try connection.run("INSERT INTO t VALUES (4)")
+                throw Abandon()
+            }
+        }
+        #expect(try connection.query("SELECT x FROM t ORDER BY x").map { try $0.int(0) } == [3])
+        #expect(try connection.queryOne("SELECT 1")?.int(0) == 1)
+    }
+
     @Test func aCommitAfterASwallowedErrorIsReportedAsRolledBack() async throws {
         let connection = try await open()
         try connection.execute("CREATE TABLE t(x bigint PRIMARY KEY)")
