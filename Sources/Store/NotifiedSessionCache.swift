@@ -113,7 +113,7 @@ final class NotifiedSessionCache: Sendable {
     /// marker to send with the COMMIT, in the same transaction, so that it is heard after the
     /// write's own notifications. Nothing is served from memory from now until it is heard.
     /// `committed(with:)` must follow the commit. Nil when nothing is held or served: nothing
-    /// needs waiting for, but `committedWithoutMarker()` must follow the commit.
+    /// needs waiting for, but `forgetAll()` must follow the commit.
     func markerForCommit() -> CommitMarker? {
         state.withLock { state in
             guard state.listening, !state.entries.isEmpty else { return nil }
@@ -139,13 +139,9 @@ final class NotifiedSessionCache: Sendable {
         }
     }
 
-    /// After a write committed without a marker, before it returns: reads that began before
-    /// the commit may hold what it changed, so they are refused, and whatever they stored
-    /// meanwhile goes.
-    func committedWithoutMarker() { state.withLock { $0.clear(listening: $0.listening) } }
-
-    /// A write whose marker will not be heard (its COMMIT failed, or may have committed
-    /// unheard: its answer lost): everything goes.
+    /// Everything goes, and reads that began before now are not kept. After a write that
+    /// committed without a marker (such reads may hold what it changed), and after one whose
+    /// marker will not be heard (its COMMIT failed, or its answer was lost).
     func forgetAll() { state.withLock { $0.clear(listening: $0.listening) } }
 
     /// Whether entries may be served: the listener is connected and listening.

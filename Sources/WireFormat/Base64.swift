@@ -112,7 +112,10 @@ public struct Base64: Sendable {
 
     /// How many bytes `input` decodes to, or nil when its length (or padding) rules it out.
     public func decodedCount(_ input: UnsafeBufferPointer<UInt8>) -> Int? {
-        let count = unpaddedCount(input)
+        Self.decodedCount(unpadded: unpaddedCount(input))
+    }
+
+    private static func decodedCount(unpadded count: Int) -> Int? {
         guard count >= 0, count % 4 != 1 else { return nil }
         return count / 4 * 3 + (count % 4 == 0 ? 0 : count % 4 - 1)
     }
@@ -131,8 +134,8 @@ public struct Base64: Sendable {
     /// Decodes into the caller's buffer, which holds at least `decodedCount(input)` bytes (a
     /// session token decodes onto the stack); returns how many were written, or nil.
     public func decode(_ input: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int? {
-        guard let outputCount = decodedCount(input), out.count >= outputCount else { return nil }
         let count = unpaddedCount(input)
+        guard let outputCount = Self.decodedCount(unpadded: count), out.count >= outputCount else { return nil }
         let text = UnsafeBufferPointer(rebasing: input[..<count])
         let remainder = count % 4
         let table = switch alphabet {

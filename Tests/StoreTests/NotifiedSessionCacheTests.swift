@@ -85,7 +85,7 @@ import Testing
         let first = try #require(cache.markerForCommit())
         cache.invalidate("s:s1")  // another instance's change empties the cache
         #expect(cache.markerForCommit() == nil)
-        cache.committedWithoutMarker()  // the second write: its clear forgets the first's marker
+        cache.forgetAll()  // the second write: its clear forgets the first's marker
         cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)  // read before the first commit applied
         cache.committed(with: first)
         #expect(cache.lookup([2]) == nil, "the copy read before the first write committed is not served after it returned")
@@ -116,7 +116,7 @@ import Testing
         #expect(cache.markerForCommit() == nil)
         cache.store([0], session: session("s0", of: user), user: user, readAt: before)
         #expect(cache.lookup([0]) != nil, "stored while the write commits: its COMMIT has not returned yet")
-        cache.committedWithoutMarker()
+        cache.forgetAll()
         #expect(cache.lookup([0]) == nil)
         cache.store([1], session: session("s1", of: user), user: user, readAt: before)
         #expect(cache.count == 0)

@@ -32,7 +32,8 @@ struct PostgresEngine: StoreEngine {
             if let marker = marked.marker {
                 cache.committed(with: marker)
             } else {
-                cache.committedWithoutMarker()
+                // Nothing was cached when it committed: reads that raced the commit go instead.
+                cache.forgetAll()
             }
             return result
         } catch let error as StoreUnavailable {
