@@ -147,7 +147,10 @@ public struct AppleEvent: Sendable, Equatable {
     }
 
     init(_ object: JSONObject) throws(TokenFailure) {
-        guard let type = object["type"]?.string, let subject = object["sub"]?.string else { throw .malformed }
+        // An event without a type or subject names nothing to change; an empty `sub` must not
+        // reach the store, where it could only match a row that should not exist.
+        guard let type = object["type"]?.string, !type.isEmpty,
+              let subject = object["sub"]?.string, !subject.isEmpty else { throw .malformed }
         self.type = type
         self.subject = subject
         // Milliseconds, so the bound is a thousand times the latest time in seconds.

@@ -267,6 +267,13 @@ struct TokenFactory {
         #expect(factory.failure(notification(events: .string(#"{"sub":"s"}"#)), policy: policy) == .malformed)
     }
 
+    /// Found by the jws fuzz target: an empty `sub` or `type` was read as an event.
+    @Test(arguments: [#"{"type":"email-disabled","sub":""}"#, #"{"type":"","sub":"000148.f06d"}"#,
+                      #"[{"type":"consent-revoked","sub":"000148.f06d"},{"type":"account-delete","sub":""}]"#])
+    func anEventWithAnEmptyTypeOrSubjectIsMalformed(events: String) {
+        #expect(factory.failure(notification(events: .string(events)), policy: policy) == .malformed)
+    }
+
     @Test(arguments: [Int64.max, Int64.min, -1, AppleClaims.latestTime * 1000 + 1])
     func anAbsurdEventTimeIsMalformed(_ milliseconds: Int64) {
         let event = JSONValue.string(#"{"type":"consent-revoked","sub":"s","event_time":\#(milliseconds)}"#)
