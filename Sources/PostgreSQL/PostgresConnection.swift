@@ -191,6 +191,34 @@ public final class PostgresConnection {
         return try check(PQexec(handle, sql), sql: sql)
     }
 
+    /// As `simpleQuery`, with the result of every statement in `sql` (PQexec keeps the last).
+    /// An error in one statement skips the rest; it is what this throws.
+    func simpleQueryResults(_ sql: String) throws(PostgresError) -> [QueryResult] {
+        try checkOpen(sql)
+        var text = sql
+        if let begin = deferredBegin {
+            deferredBegin = nil
+            text = begin + "; " + sql
+        }
+        guard PQsendQuery(handle, text) == 1 else { throw PostgresError(result: nil, connection: handle, sql: sql) }
+        var results: [QueryResult] = []
+        var failure: PostgresError?
+        // Every result must be read, even after an error, before the connection takes another query.
+        while let result = PQgetResult(handle) {
+            guard failure == nil else {
+                PQclear(result)
+                continue
+            }
+            do {
+                results.append(try check(result, sql: sql))
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return results
+    }
+
     /// Prepares `sql` once for these parameter types (`PQprepare`), then runs it with the
     /// values bound (`PQexecPrepared`): one round trip per call after the first.
     private func perform(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) -> (result: QueryResult, key: StatementKey) {
@@ -329,14 +357,18 @@ public final class PostgresConnection {
         try transaction(isolation, body, notifyingAtCommit: nil)
     }
 
-    /// A notification sent with a transaction's COMMIT (see `transaction(_:_:notifyingAtCommit:)`).
+    /// A notification sent with a transaction's COMMIT (see `transaction(_:_:notifyingAtCommit:notified:)`).
     public struct CommitNotification: Sendable {
         public var channel: String
         public var payload: String
+        /// An SQL condition the server evaluates in the transaction, just before COMMIT: the
+        /// notification is sent only when it holds. Nil: always.
+        public var condition: String?
 
-        public init(channel: String, payload: String) {
+        public init(channel: String, payload: String, condition: String? = nil) {
             self.channel = channel
             self.payload = payload
+            self.condition = condition
         }
     }
 
@@ -344,8 +376,11 @@ public final class PostgresConnection {
     /// notification that goes in the COMMIT's own message (one round trip, not a transaction of
     /// its own after it). Being part of the transaction, it is delivered at commit, after every
     /// notification the transaction's statements sent, and never if the transaction rolls back.
+    /// Once the COMMIT has succeeded, `notified` learns whether the notification was sent (its
+    /// condition held); it is not called when there was none, or the COMMIT failed.
     public func transaction<T>(
-        _ isolation: IsolationLevel, _ body: (PostgresConnection) throws -> T, notifyingAtCommit: (() -> CommitNotification?)?
+        _ isolation: IsolationLevel, _ body: (PostgresConnection) throws -> T, notifyingAtCommit: (() -> CommitNotification?)?,
+        notified: ((Bool) -> Void)? = nil
     ) throws -> T {
         if isInTransaction {
             // A savepoint has no COMMIT of its own to carry the notification.
@@ -362,17 +397,20 @@ public final class PostgresConnection {
         }
         do {
             let result = try body(self)
-            var commit = "COMMIT"
             if let notification = notifyingAtCommit?() {
                 // pg_notify takes values; the simple query protocol that runs both statements
-                // in one message takes no parameters, so they are quoted as literals.
-                commit = "SELECT pg_notify(\(try quotedLiteral(notification.channel)), \(try quotedLiteral(notification.payload))); COMMIT"
+                // in one message takes no parameters, so they are quoted as literals. The
+                // SELECT's one row, or none, says whether the condition held.
+                let condition = notification.condition.map { " WHERE " + $0 } ?? ""
+                let sent = try commit(
+                    "SELECT pg_notify(\(try quotedLiteral(notification.channel)), \(try quotedLiteral(notification.payload)))\(condition); COMMIT")
+                notified?(sent.first?.rowCount == 1)
             } else if deferredBegin != nil {
                 // The body sent nothing: there is nothing to commit.
                 deferredBegin = nil
-                return result
+            } else {
+                try commit("COMMIT")
             }
-            try self.commit(commit)
             return result
         } catch {
             if deferredBegin != nil {
@@ -400,13 +438,16 @@ public final class PostgresConnection {
         }
     }
 
-    /// `sql` ends with COMMIT, whose tag is the result's.
-    private func commit(_ sql: String) throws {
+    /// `sql` ends with COMMIT, whose tag is the last result's; returns the results before it.
+    @discardableResult
+    private func commit(_ sql: String) throws -> [QueryResult] {
+        var results = try simpleQueryResults(sql)
         // COMMIT of a transaction an error aborted (one the body caught and carried on from)
         // "succeeds" with the tag ROLLBACK: nothing was kept, and the caller must know.
-        if try simpleQuery(sql).commandTag == "ROLLBACK" {
+        if results.popLast()?.commandTag == "ROLLBACK" {
             throw PostgresError(code: "25P02", message: "the transaction was aborted by an earlier error and rolled back", sql: "COMMIT")
         }
+        return results
     }
 
     // MARK: - Identifiers

@@ -93,12 +93,13 @@ public final class PostgresPool: Sendable {
         try await withConnection { try $0.transaction(isolation, body) }
     }
 
-    /// `PostgresConnection.transaction(_:_:notifyingAtCommit:)` on a pooled connection.
+    /// `PostgresConnection.transaction(_:_:notifyingAtCommit:notified:)` on a pooled connection.
     public func transaction<T: Sendable>(
         _ isolation: PostgresConnection.IsolationLevel = .readCommitted, _ body: @escaping @Sendable (PostgresConnection) throws -> T,
-        notifyingAtCommit: @escaping @Sendable () -> PostgresConnection.CommitNotification?
+        notifyingAtCommit: @escaping @Sendable () -> PostgresConnection.CommitNotification?,
+        notified: (@Sendable (Bool) -> Void)? = nil
     ) async throws -> T {
-        try await withConnection { try $0.transaction(isolation, body, notifyingAtCommit: notifyingAtCommit) }
+        try await withConnection { try $0.transaction(isolation, body, notifyingAtCommit: notifyingAtCommit, notified: notified) }
     }
 
     /// `PostgresConnection.notify` on a pooled connection, outside any transaction.

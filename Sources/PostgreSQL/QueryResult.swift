@@ -17,6 +17,9 @@ final class QueryResult {
         PQcmdTuples(handle).flatMap { Int(String(cString: $0)) } ?? 0
     }
 
+    /// Rows the result holds.
+    var rowCount: Int { Int(PQntuples(handle)) }
+
     /// The command tag: "INSERT 0 1", "COMMIT", or "ROLLBACK" for a COMMIT the server refused.
     var commandTag: String {
         PQcmdStatus(handle).map { String(cString: $0) } ?? ""

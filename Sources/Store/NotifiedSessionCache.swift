@@ -11,9 +11,18 @@ import Synchronization
 /// entries are held suspends serving from memory and sends a marker (`w:<instance>:<n>`) with
 /// its COMMIT, last in its transaction; PostgreSQL delivers a transaction's notifications in
 /// the order they were sent, so once the listener hears the marker it has dropped whatever
-/// that write changed.
+/// that write changed. The marker goes only if the write changed a row the triggers announce
+/// (they set `changedSetting` in its transaction): a write that touched no session or user row
+/// (a worker's claim that found nothing due, a batch of last-seen times) leaves serving alone,
+/// instead of sending every read to the database until its marker is heard.
 final class NotifiedSessionCache: Sendable {
     static let channel = "siwa_cache"
+
+    /// Set to `on` for the rest of a transaction by the triggers that announce a change
+    /// (`PostgresSchema`, version 11).
+    static let changedSetting = "siwa.cache_changed"
+    /// The condition under which a write's marker is sent with its COMMIT.
+    static let markerCondition = "current_setting('\(changedSetting)', true) = 'on'"
 
     /// Tells this cache's markers from other instances'.
     let instance = RecordID.make(prefix: "")
@@ -119,14 +128,21 @@ final class NotifiedSessionCache: Sendable {
             guard state.listening, !state.entries.isEmpty else { return nil }
             state.nextWrite &+= 1
             state.unheardWrites.insert(state.nextWrite)
-            return CommitMarker(payload: "w:\(instance):\(state.nextWrite)", clearsWhenRegistered: state.clears)
+            return CommitMarker(payload: "w:\(instance):\(state.nextWrite)", write: state.nextWrite, clearsWhenRegistered: state.clears)
         }
     }
 
     /// A write's marker, and what it needs to know once its COMMIT has returned.
     struct CommitMarker: Sendable {
         let payload: String
+        fileprivate let write: UInt64
         fileprivate let clearsWhenRegistered: UInt64
+    }
+
+    /// After a write whose COMMIT did not send `marker`, since it changed no row the database
+    /// announces: nothing cached is stale, so serving resumes at once.
+    func unannounced(_ marker: CommitMarker) {
+        state.withLock { _ = $0.unheardWrites.remove(marker.write) }
     }
 
     /// After a write whose COMMIT carried `marker`, before it returns. A `clear` while the

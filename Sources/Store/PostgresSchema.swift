@@ -245,6 +245,32 @@ public enum PostgresSchema {
                 END $$;
                 """
         ),
+        // A write's cache marker (`NotifiedSessionCache`) is sent only when its transaction
+        // announced a change: each announcing trigger also sets siwa.cache_changed for the rest
+        // of the transaction, which the COMMIT's marker checks. The background workers' writes
+        // (claims every second, last-seen batches) change no announced row, and no longer send
+        // every read of the instance to the database until a marker is heard.
+        Migration(
+            version: 11,
+            name: "cache_notifications_flag_the_transaction",
+            sql: """
+                CREATE OR REPLACE FUNCTION siwa_session_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP = 'UPDATE' AND to_jsonb(NEW) - 'last_seen_at' = to_jsonb(OLD) - 'last_seen_at' THEN
+                        RETURN NULL;
+                    END IF;
+                    PERFORM pg_notify('siwa_cache', 's:' || OLD.id);
+                    PERFORM set_config('siwa.cache_changed', 'on', true);
+                    RETURN NULL;
+                END $$;
+                CREATE OR REPLACE FUNCTION siwa_user_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM pg_notify('siwa_cache', 'u:' || OLD.id);
+                    PERFORM set_config('siwa.cache_changed', 'on', true);
+                    RETURN NULL;
+                END $$;
+                """
+        ),
     ]
 
     /// Applies pending migrations, each with its `schema_migrations` row in one transaction,

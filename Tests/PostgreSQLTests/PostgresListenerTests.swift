@@ -104,6 +104,43 @@ struct PostgresListenerTests {
         #expect(events.payloads == ["own", "w:it's; -- $1", "after"])
     }
 
+    /// A notification with a condition is sent only when the condition holds in the transaction
+    /// at COMMIT, and the caller learns which it was; the transaction commits either way.
+    @Test func aConditionalCommitNotificationIsSentOnlyWhenItsConditionHolds() async throws {
+        let url = try await PostgresCluster.shared().makeDatabase()
+        let events = Events()
+        let listener = try PostgresListener(url, channels: ["sessions"]) { events.record($0) }
+        defer { listener.close() }
+        let pool = try PostgresPool(url, size: 1)
+        defer { pool.close() }
+        #expect(try await eventually { events.listeningCount == 1 })
+        try await pool.withConnection { try $0.execute("CREATE TABLE flagged(x integer)") }
+
+        final class Outcomes: Sendable {
+            let sent = Mutex<[Bool]>([])
+        }
+        let outcomes = Outcomes()
+        let condition = "current_setting('test.flag', true) = 'on'"
+        for (value, flag) in [(1, false), (2, true)] {
+            try await pool.transaction(.readCommitted, { connection in
+                try connection.run("INSERT INTO flagged VALUES ($1)", [.integer(Int64(value))])
+                if flag { try connection.execute("SELECT set_config('test.flag', 'on', true)") }
+            }, notifyingAtCommit: {
+                .init(channel: "sessions", payload: "marker \(value)", condition: condition)
+            }, notified: { sent in outcomes.sent.withLock { $0.append(sent) } })
+        }
+        // The flag is the transaction's own: a later transaction without it sends nothing.
+        _ = try await pool.transaction(.readCommitted, { try $0.run("INSERT INTO flagged VALUES (3)") }, notifyingAtCommit: {
+            .init(channel: "sessions", payload: "marker 3", condition: condition)
+        }, notified: { sent in outcomes.sent.withLock { $0.append(sent) } })
+        try await pool.notify(channel: "sessions", payload: "after")
+        #expect(try await eventually(within: .seconds(5)) { events.payloads.last == "after" })
+        #expect(events.payloads == ["marker 2", "after"])
+        #expect(outcomes.sent.withLock { $0 } == [false, true, false])
+        let stored = try await pool.withConnection { try $0.query("SELECT x FROM flagged ORDER BY x").map { try $0.int(0) } }
+        #expect(stored == [1, 2, 3])
+    }
+
     @Test func closeCutsShortTheWaitBeforeAReconnect() async throws {
         let events = Events()
         // After its first refused connect the listener waits an hour before the next: close()

@@ -1,5 +1,7 @@
 import Foundation
+import PostgreSQL
 @testable import Store
+import Synchronization
 import Testing
 
 /// The store's session cache (SQLite: checked against the engine's change tracker;
@@ -148,6 +150,55 @@ import Testing
             #expect(try await kept(), "a last-seen change is not announced")
             try await store.engine.write { _ = try $0.run("UPDATE sessions SET expires_at = 4000 WHERE id = ?", [.text(session.record.id)]) }
             #expect(try await !kept(), "any other change is")
+        }
+    }
+
+    /// PostgreSQL: a write that changes no row the database announces (a worker's claim that
+    /// found nothing due, a batch of last-seen times) sends no marker with its COMMIT, so the
+    /// cache serves on at once instead of sending every read to the database until a marker
+    /// is heard; a write that does change a session still sends one, after its change.
+    @Test(.enabled(if: Engine.available.contains(.postgres), "PostgreSQL is not installed"))
+    func aWriteThatAnnouncesNothingSendsNoMarker() async throws {
+        try await withStore(.postgres) { store in
+            try await cacheReady(store)
+            guard case .notified(let cache) = store.sessions.caching, let url = (store.engine as? PostgresEngine)?.url else {
+                throw CacheNotListening()
+            }
+            let heard = Mutex<[String]>([])
+            let listener = try PostgresListener(url, channels: [NotifiedSessionCache.channel]) { event in
+                if case .notification(let notification) = event { heard.withLock { $0.append(notification.payload) } }
+            }
+            defer { listener.close() }
+            let userID = try await makeUser(store)
+            let session = try await store.sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            let hash = try #require(TokenHash(token: Substring(session.token), decodedCount: 32))
+            _ = try await store.sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600)
+            #expect(cache.lookup(hash) != nil)
+            // Wait until the test's listener listens: a notification sent meanwhile is not heard.
+            let probe = try PostgresConnection(url)
+            defer { probe.close() }
+            while heard.withLock({ !$0.contains("x:ready") }) {
+                try probe.execute("NOTIFY \(NotifiedSessionCache.channel), 'x:ready'")
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await cacheReady(store)  // the probe's unknown payload cleared the cache
+            _ = try await store.sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600)
+            #expect(cache.lookup(hash) != nil)
+
+            #expect(try await store.revocations.claimDue(now: 1_002, lease: 60).isEmpty)
+            #expect(cache.lookup(hash) != nil, "a claim that found nothing leaves serving alone")
+            try await store.engine.write { try SessionStore.recordLastSeen([session.record.id: 1_003], in: $0) }
+            #expect(cache.lookup(hash) != nil, "so does a batch of last-seen times")
+            try await store.engine.write { _ = try $0.run("UPDATE sessions SET expires_at = 4000 WHERE id = ?", [.text(session.record.id)]) }
+            #expect(cache.lookup(hash) == nil, "a session's change is not served until heard")
+
+            try probe.execute("NOTIFY \(NotifiedSessionCache.channel), 'x:end'")
+            let deadline = ContinuousClock.now + .seconds(10)
+            while heard.withLock({ $0.last != "x:end" }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            let afterReady = heard.withLock { Array($0.drop { $0 != "x:ready" }.drop { $0 == "x:ready" }) }
+            #expect(afterReady.count == 3, "\(afterReady)")
+            #expect(afterReady.first == "s:" + session.record.id)
+            #expect(afterReady.dropFirst().first?.hasPrefix("w:\(cache.instance):") == true, "one marker, after the change it covers")
         }
     }
 

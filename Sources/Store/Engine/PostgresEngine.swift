@@ -26,11 +26,13 @@ struct PostgresEngine: StoreEngine {
                 try await pool.transaction(.readCommitted, { try body(PostgresSession($0)) }, notifyingAtCommit: {
                     let marker = cache.markerForCommit()
                     marked.marker = marker
-                    return marker.map { .init(channel: NotifiedSessionCache.channel, payload: $0.payload) }
-                })
+                    return marker.map {
+                        .init(channel: NotifiedSessionCache.channel, payload: $0.payload, condition: NotifiedSessionCache.markerCondition)
+                    }
+                }, notified: { marked.sent = $0 })
             }
             if let marker = marked.marker {
-                cache.committed(with: marker)
+                if marked.sent { cache.committed(with: marker) } else { cache.unannounced(marker) }
             } else {
                 // Nothing was cached when it committed: reads that raced the commit go instead.
                 cache.forgetAll()
@@ -49,12 +51,17 @@ struct PostgresEngine: StoreEngine {
         }
     }
 
-    /// The marker a write's COMMIT carried, if any: set on the pool's worker, read after it.
+    /// The marker a write's COMMIT carried, if any, and whether it was sent: set on the pool's
+    /// worker, read after it.
     private final class CommitMarking: Sendable {
-        private let value = Mutex<NotifiedSessionCache.CommitMarker?>(nil)
+        private let value = Mutex<(marker: NotifiedSessionCache.CommitMarker?, sent: Bool)>((nil, false))
         var marker: NotifiedSessionCache.CommitMarker? {
-            get { value.withLock { $0 } }
-            set { value.withLock { $0 = newValue } }
+            get { value.withLock { $0.marker } }
+            set { value.withLock { $0.marker = newValue } }
+        }
+        var sent: Bool {
+            get { value.withLock { $0.sent } }
+            set { value.withLock { $0.sent = newValue } }
         }
     }
 
