@@ -8,13 +8,15 @@ import Synchronization
 ///
 /// This instance's own writes are seen by its very next read, as on SQLite: the listener hears
 /// a write's notifications some time after its COMMIT returns, so a write that commits while
-/// entries are held suspends serving from memory and sends a marker (`w:<instance>:<n>`) with
-/// its COMMIT, last in its transaction; PostgreSQL delivers a transaction's notifications in
-/// the order they were sent, so once the listener hears the marker it has dropped whatever
-/// that write changed. The marker goes only if the write changed a row the triggers announce
-/// (they set `changedSetting` in its transaction): a write that touched no session or user row
-/// (a worker's claim that found nothing due, a batch of last-seen times) leaves serving alone,
-/// instead of sending every read to the database until its marker is heard.
+/// entries are held sends a marker (`w:<instance>:<n>`) with its COMMIT, last in its
+/// transaction, and from its return until the marker is heard nothing is served from memory;
+/// PostgreSQL delivers a transaction's notifications in the order they were sent, so once the
+/// listener hears the marker it has dropped whatever that write changed. Serving goes on while
+/// the COMMIT runs (the write has not returned: a read then is concurrent with it, and any copy
+/// it stores of the old row goes with the write's own notification, before the marker). The
+/// marker goes only if the write changed a row the triggers announce (they set
+/// `changedSetting` in its transaction): a write that touched no session or user row (a
+/// worker's claim that found nothing due, a batch of last-seen times) never stops serving.
 final class NotifiedSessionCache: Sendable {
     static let channel = "siwa_cache"
 
@@ -38,11 +40,11 @@ final class NotifiedSessionCache: Sendable {
         /// it may hold what the invalidation was about.
         var generation: UInt64 = 0
         var listening = false
-        /// Markers of this instance's committed writes not yet heard: nothing is served.
+        /// Markers of this instance's returned writes not yet heard: nothing is served.
         var unheardWrites: Set<UInt64> = []
+        /// Markers heard before their write's COMMIT returned: nothing to wait for then.
+        var heardEarly: Set<UInt64> = []
         var nextWrite: UInt64 = 0
-        /// Counts `clear`s, which forget unheard markers (see `committed(with:)`).
-        var clears: UInt64 = 0
 
         mutating func remove(_ tokenHash: TokenHash) {
             guard let entry = entries.removeValue(forKey: tokenHash) else { return }
@@ -59,7 +61,7 @@ final class NotifiedSessionCache: Sendable {
             self.listening = listening
             // With the entries gone and older reads refused, no marker needs waiting for.
             unheardWrites = []
-            clears &+= 1
+            heardEarly = []
         }
     }
 
@@ -103,7 +105,9 @@ final class NotifiedSessionCache: Sendable {
             if payload.hasPrefix("w:") {
                 // A marker changes no row; another instance's is ignored.
                 let marker = payload.dropFirst(2).split(separator: ":")
-                if marker.count == 2, marker[0] == instance, let write = UInt64(marker[1]) { state.unheardWrites.remove(write) }
+                if marker.count == 2, marker[0] == instance, let write = UInt64(marker[1]), state.unheardWrites.remove(write) == nil {
+                    state.heardEarly.insert(write)
+                }
                 return
             }
             state.generation &+= 1
@@ -120,38 +124,28 @@ final class NotifiedSessionCache: Sendable {
 
     /// Called when a write of this instance is about to commit (its statements done): the
     /// marker to send with the COMMIT, in the same transaction, so that it is heard after the
-    /// write's own notifications. Nothing is served from memory from now until it is heard.
-    /// `committed(with:)` must follow the commit. Nil when nothing is held or served: nothing
-    /// needs waiting for, but `forgetAll()` must follow the commit.
+    /// write's own notifications. If the COMMIT sent it, `committed(with:)` must follow. Nil
+    /// when nothing is held or served: nothing needs waiting for, but `forgetAll()` must follow
+    /// the commit.
     func markerForCommit() -> CommitMarker? {
         state.withLock { state in
             guard state.listening, !state.entries.isEmpty else { return nil }
             state.nextWrite &+= 1
-            state.unheardWrites.insert(state.nextWrite)
-            return CommitMarker(payload: "w:\(instance):\(state.nextWrite)", write: state.nextWrite, clearsWhenRegistered: state.clears)
+            return CommitMarker(payload: "w:\(instance):\(state.nextWrite)", write: state.nextWrite)
         }
     }
 
-    /// A write's marker, and what it needs to know once its COMMIT has returned.
+    /// A write's marker.
     struct CommitMarker: Sendable {
         let payload: String
         fileprivate let write: UInt64
-        fileprivate let clearsWhenRegistered: UInt64
     }
 
-    /// After a write whose COMMIT did not send `marker`, since it changed no row the database
-    /// announces: nothing cached is stale, so serving resumes at once.
-    func unannounced(_ marker: CommitMarker) {
-        state.withLock { _ = $0.unheardWrites.remove(marker.write) }
-    }
-
-    /// After a write whose COMMIT carried `marker`, before it returns. A `clear` while the
-    /// COMMIT ran (another write that found nothing cached, the listener reconnecting) forgot
-    /// the marker, and a read may have stored the row as it was before this write: everything
-    /// goes again, and reads that began before the commit are refused.
+    /// After a write whose COMMIT sent `marker`, before it returns: nothing is served from
+    /// memory until the marker is heard (unless it was already).
     func committed(with marker: CommitMarker) {
         state.withLock { state in
-            if state.clears != marker.clearsWhenRegistered { state.clear(listening: state.listening) }
+            if state.heardEarly.remove(marker.write) == nil { state.unheardWrites.insert(marker.write) }
         }
     }
 

@@ -54,47 +54,52 @@ import Testing
         #expect(cache.lookup([1]) == nil)
     }
 
-    /// This instance's write is committing, and the listener has not heard its notifications
-    /// yet: nothing is served from memory until its marker, which follows them, is heard.
-    @Test func aCommittingWriteSuspendsServingUntilItsMarkerIsHeard() async throws {
+    /// This instance's write has committed and returns, and the listener has not heard its
+    /// notifications yet: nothing is served from memory until its marker, which follows them,
+    /// is heard. While the COMMIT runs (the write has not returned) serving goes on.
+    @Test func aCommittedWriteSuspendsServingUntilItsMarkerIsHeard() async throws {
         let user = try await Self.makeUser()
         let cache = NotifiedSessionCache()
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
         let marker = try #require(cache.markerForCommit())
+        #expect(cache.lookup([1]) != nil, "the COMMIT is running: reads are concurrent with the write")
+        cache.committed(with: marker)
         #expect(cache.lookup([1]) == nil)
         // Another instance's marker says nothing about this instance's write.
         cache.invalidate("w:" + RecordID.make(prefix: "") + ":1")
         #expect(cache.lookup([1]) == nil)
         cache.invalidate("s:s1")  // the write's own change, heard before its marker
         cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)
-        cache.committed(with: marker)
         cache.invalidate(marker.payload)
         #expect(cache.lookup([1]) == nil)
         #expect(cache.lookup([2])?.session.id == "s2")
     }
 
-    /// A write registers its marker, and while its COMMIT runs another write that found nothing
-    /// cached clears the cache, forgetting the marker; a read then stores the row as it was
-    /// before the first write. When that first write's COMMIT returns, the stale copy must go.
-    @Test func aMarkerForgottenWhileItsCommitRanClearsAgainAfterIt() async throws {
+    /// A read that began before the write's COMMIT applied stores the old row, even after a
+    /// clear while the COMMIT ran (another write that found nothing cached): once the write has
+    /// returned, that copy is not served, and the write's own notification removes it before
+    /// its marker arrives.
+    @Test func aReadStoredWhileTheCommitRanIsNotServedAfterIt() async throws {
         let user = try await Self.makeUser()
         let cache = NotifiedSessionCache()
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
-        let first = try #require(cache.markerForCommit())
-        cache.invalidate("s:s1")  // another instance's change empties the cache
-        #expect(cache.markerForCommit() == nil)
-        cache.forgetAll()  // the second write: its clear forgets the first's marker
-        cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)  // read before the first commit applied
-        cache.committed(with: first)
-        #expect(cache.lookup([2]) == nil, "the copy read before the first write committed is not served after it returned")
+        let marker = try #require(cache.markerForCommit())
+        cache.forgetAll()  // another write's clear while this COMMIT runs
+        cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)  // the old row of s2
+        cache.committed(with: marker)
+        #expect(cache.lookup([2]) == nil, "the copy read before the write committed is not served after it returned")
+        cache.invalidate("s:s2")
+        cache.invalidate(marker.payload)
+        #expect(cache.lookup([2]) == nil, "and the write's own notification removed it")
         cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)
-        #expect(cache.lookup([2]) != nil, "and serving goes on")
+        #expect(cache.lookup([2]) != nil, "serving goes on")
     }
 
-    /// A marker heard (or merely outstanding) when its COMMIT returns changes nothing more.
-    @Test func aMarkerStillKnownAfterItsCommitLeavesTheCacheAlone() async throws {
+    /// The listener may hear a marker before the write's COMMIT has returned to it: the write
+    /// then has nothing to wait for.
+    @Test func aMarkerHeardBeforeItsCommitReturnedLeavesTheCacheServing() async throws {
         let user = try await Self.makeUser()
         let cache = NotifiedSessionCache()
         cache.listenerConnected()
@@ -102,6 +107,12 @@ import Testing
         let marker = try #require(cache.markerForCommit())
         cache.invalidate(marker.payload)
         cache.committed(with: marker)
+        #expect(cache.lookup([1]) != nil)
+        // Heard once: a later write's marker is waited for as usual.
+        let next = try #require(cache.markerForCommit())
+        cache.committed(with: next)
+        #expect(cache.lookup([1]) == nil)
+        cache.invalidate(next.payload)
         #expect(cache.lookup([1]) != nil)
     }
 
@@ -124,20 +135,20 @@ import Testing
         #expect(cache.lookup([1]) != nil)
     }
 
-    /// A marker that will never be heard (the listener reconnected, or the COMMIT failed)
+    /// A marker that will never be heard (the listener reconnected, or the COMMIT's answer was lost)
     /// leaves the cache empty and serving again, not suspended for good.
     @Test func anUnheardMarkerIsForgottenWithEverything() async throws {
         let user = try await Self.makeUser()
         let cache = NotifiedSessionCache()
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
-        _ = try #require(cache.markerForCommit())
+        cache.committed(with: try #require(cache.markerForCommit()))
         cache.forgetAll()
         #expect(cache.count == 0)
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
         #expect(cache.lookup([1]) != nil)
 
-        _ = try #require(cache.markerForCommit())
+        cache.committed(with: try #require(cache.markerForCommit()))
         cache.listenerLost()
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)

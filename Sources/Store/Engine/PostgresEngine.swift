@@ -32,7 +32,8 @@ struct PostgresEngine: StoreEngine {
                 }, notified: { marked.sent = $0 })
             }
             if let marker = marked.marker {
-                if marked.sent { cache.committed(with: marker) } else { cache.unannounced(marker) }
+                // A marker not sent (the write changed nothing announced) is not waited for.
+                if marked.sent { cache.committed(with: marker) }
             } else {
                 // Nothing was cached when it committed: reads that raced the commit go instead.
                 cache.forgetAll()
@@ -44,9 +45,8 @@ struct PostgresEngine: StoreEngine {
             cache.forgetAll()
             throw error
         } catch {
-            // The body's own refusal commits nothing and marks nothing; a COMMIT that failed
-            // leaves a marker that will never be heard.
-            if marked.marker != nil { cache.forgetAll() }
+            // The body's refusal, or a COMMIT the server refused: nothing changed, and a marker
+            // is waited for only once its COMMIT has succeeded.
             throw error
         }
     }
