@@ -9,6 +9,8 @@ import Synchronization
 public final class LastSeenBatcher: Sendable {
     private struct State {
         var pending: [String: Int64] = [:]
+        /// The batch being written: still this instance's knowledge until it is committed.
+        var inFlight: [String: Int64] = [:]
         var lastFlushAt: Int64
         var flushing = false
         var flushes = 0
@@ -56,6 +58,7 @@ public final class LastSeenBatcher: Sendable {
             state.lastFlushAt = max(state.lastFlushAt, now)
             guard !state.pending.isEmpty else { return nil }
             state.flushing = true
+            state.inFlight = state.pending
             defer { state.pending = [:] }
             return state.pending
         }
@@ -66,15 +69,32 @@ public final class LastSeenBatcher: Sendable {
             // Put the times back so the next flush retries them.
             state.withLock { state in
                 state.pending.merge(batch) { max($0, $1) }
+                state.inFlight = [:]
                 state.flushing = false
             }
             throw error
         }
         state.withLock {
+            $0.inFlight = [:]
             $0.flushing = false
             $0.flushes += 1
         }
         return batch.count
+    }
+
+    /// The latest use of `sessionID` recorded here and not yet committed, if any: what the
+    /// database's `last_seen_at` does not know yet. A session whose stored time looks idle is
+    /// still live if this says otherwise (on a quiet instance no later request may come to
+    /// write the batch before the stored time runs out).
+    public func lastUse(of sessionID: String) -> Int64? {
+        state.withLock { state in
+            switch (state.pending[sessionID], state.inFlight[sessionID]) {
+            case (let pending?, let inFlight?): max(pending, inFlight)
+            case (let pending?, nil): pending
+            case (nil, let inFlight?): inFlight
+            case (nil, nil): nil
+            }
+        }
     }
 
     /// Sessions waiting to be written.

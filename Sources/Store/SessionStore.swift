@@ -68,14 +68,19 @@ public struct SessionStore: Sendable {
     }
 
     /// As above, for a token cut from a header without copying it, and shared with the cache:
-    /// what every authenticated request runs.
-    nonisolated(nonsending) public func live(token: Substring, now: Int64, idleTTL: Int64) async throws -> LiveSession? {
+    /// what every authenticated request runs. `recentUse` tells of uses this instance has not
+    /// written yet (`LastSeenBatcher.lastUse`); it is asked only when the stored time looks idle.
+    nonisolated(nonsending) public func live(
+        token: Substring, now: Int64, idleTTL: Int64, recentUse: (String) -> Int64? = { _ in nil }
+    ) async throws -> LiveSession? {
         guard let hash = Self.tokenHash(token) else { return nil }
+        let idleBefore = now - idleTTL
         // A cached copy that looks idle is read again: another instance may have seen the
         // session used since this one cached it.
-        var found = caching.lookup(hash).flatMap { $0.session.lastSeenAt > now - idleTTL ? $0 : nil }
+        var found = caching.lookup(hash).flatMap { $0.session.lastSeenAt > idleBefore ? $0 : nil }
         if found == nil { found = try await read(hash) }
-        guard let found, found.session.expiresAt > now, found.session.lastSeenAt > now - idleTTL else { return nil }
+        guard let found, found.session.expiresAt > now else { return nil }
+        guard found.session.lastSeenAt > idleBefore || (recentUse(found.session.id) ?? .min) > idleBefore else { return nil }
         return found
     }
 

@@ -124,6 +124,60 @@ import Testing
         await fixture.stop()
     }
 
+    /// The last-use batch is written when a request finds it due, so a use recorded just
+    /// after a write may wait in memory until the stored time has run out (a quiet instance):
+    /// the session is still live. Session A is used half an idle TTL in, a second after B's
+    /// use wrote the batch; nothing comes until A's stored time is 10 s past the limit.
+    @Test func aUseNotYetWrittenKeepsTheSessionLive() async throws {
+        let clock = HeldClock(1_900_000_000)
+        let fixture = try Fixture(clock: clock)
+        let start = clock.now
+        let a = try await fixture.session(sub: "000004.held.clock", now: start)
+        let b = try await fixture.session(sub: "000005.held.clock", now: start)
+        let idleTTL = Int64(fixture.harness.application.configuration.sessionIdleTTL.components.seconds)
+        func lastSeen(_ token: String) async throws -> Int64? {
+            try Self.lastSeen(fixture.database, sub: token == a ? "000004.held.clock" : "000005.held.clock")
+        }
+
+        clock.advance(by: idleTTL / 2)
+        #expect(try await fixture.send(.inProcess, .get, "/api/me", token: b).status == 200)
+        // The batch is written off the request path.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await lastSeen(b) != clock.now, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(try await lastSeen(b) == clock.now)
+        clock.advance(by: 1)
+        #expect(try await fixture.send(.inProcess, .get, "/api/me", token: a).status == 200)
+        #expect(try await lastSeen(a) == start, "not due: the use waits in memory")
+
+        clock.advance(by: idleTTL - idleTTL / 2 - 1 + 10)
+        #expect(try await fixture.send(.inProcess, .get, "/api/me", token: a).status == 200)
+        await fixture.stop()
+    }
+
+    /// A graceful stop writes the uses still in memory.
+    @Test func stoppingWritesTheLastUsesStillInMemory() async throws {
+        let clock = HeldClock(1_900_000_000)
+        let fixture = try Fixture(clock: clock)
+        let token = try await fixture.session(sub: "000006.held.clock", now: clock.now)
+        clock.advance(by: 5)
+        #expect(try await fixture.send(.inProcess, .get, "/api/me", token: token).status == 200)
+        #expect(try Self.lastSeen(fixture.database, sub: "000006.held.clock") == clock.now - 5)
+        await fixture.harness.application.stop()
+        #expect(try Self.lastSeen(fixture.database, sub: "000006.held.clock") == clock.now)
+        fixture.database.close()
+        await fixture.harness.simulator.stop()
+        try? FileManager.default.removeItem(atPath: fixture.harness.folder)
+    }
+
+    /// The stored last use of the one session of the user `sub`.
+    static func lastSeen(_ database: Database, sub: String) throws -> Int64? {
+        try database.read {
+            try $0.queryOne(
+                "SELECT s.last_seen_at FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.apple_sub = ?", [.text(sub)]
+            )?.int64(0)
+        }
+    }
+
     @Test func aDatabaseFaultIsALogged500NotARefusal() async throws {
         let fixture = try Fixture()
         let token = try await fixture.session(sub: "000003.fault")

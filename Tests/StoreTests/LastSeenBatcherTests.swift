@@ -44,6 +44,29 @@ import Testing
         }
     }
 
+    /// What the batcher holds is this instance's knowledge until committed: `live` asks it when
+    /// the stored time looks idle.
+    @Test(arguments: Engine.available)
+    func aUseInMemoryKeepsALookingIdleSessionLive(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let userID = try await makeUser(store)
+            let sessions = store.uncachedSessions
+            let session = try await sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 100_000)
+            let batcher = store.lastSeenBatcher(interval: 60, now: 1_000)
+            #expect(batcher.lastUse(of: session.record.id) == nil)
+            #expect(!batcher.record(session.record.id, at: 1_030))
+            batcher.record(session.record.id, at: 1_020)
+            #expect(batcher.lastUse(of: session.record.id) == 1_030)
+            let token = Substring(session.token)
+            #expect(try await sessions.live(token: token, now: 1_620, idleTTL: 600) == nil, "stored 1,000: idle")
+            #expect(try await sessions.live(token: token, now: 1_620, idleTTL: 600, recentUse: batcher.lastUse(of:)) != nil)
+            #expect(try await sessions.live(token: token, now: 1_630, idleTTL: 600, recentUse: batcher.lastUse(of:)) == nil)
+            try await batcher.flush(now: 1_620)
+            #expect(batcher.lastUse(of: session.record.id) == nil)
+            #expect(try await sessions.live(token: token, now: 1_620, idleTTL: 600) != nil, "written: the database knows")
+        }
+    }
+
     @Test(arguments: Engine.available)
     func flushKeepsIdleSessionsAliveAndNeverMovesBack(_ engine: Engine) async throws {
         try await withStore(engine) { store in

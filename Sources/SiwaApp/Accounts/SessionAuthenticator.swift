@@ -51,7 +51,7 @@ struct SessionAuthenticator: Sendable {
             viaCookie = true
         }
         guard let token, !token.isEmpty,
-              let found = try await sessions.live(token: token, now: now, idleTTL: idleTTL)
+              let found = try await sessions.live(token: token, now: now, idleTTL: idleTTL, recentUse: batcher.lastUse(of:))
         else { throw Refusal.unauthenticated }
         if viaCookie {
             let origin = request.headers["Origin"]
@@ -61,8 +61,11 @@ struct SessionAuthenticator: Sendable {
             case .oursOrOpaque: if origin != publicOrigin, origin != "null" { throw Refusal.forbidden }
             }
         }
-        // `last_seen_at` is bookkeeping: a failed batch write must not refuse a live session.
-        if found.isFirstUse(at: now) { try? await batcher.touch(found.session.id, at: now) }
+        // `last_seen_at` is bookkeeping: the batch is written off the request path (a busy
+        // database must not hold this request), and a failed write refuses no live session.
+        if found.isFirstUse(at: now), batcher.record(found.session.id, at: now) {
+            Task { [batcher] in try? await batcher.flush(now: now) }
+        }
         return Authenticated(live: found, viaCookie: viaCookie)
     }
 

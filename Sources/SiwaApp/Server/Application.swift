@@ -24,6 +24,9 @@ public final class Application: Sendable {
     /// Delivers the webhook outbox when `webhook_url` is set.
     private let webhookDeliverer: WebhookDeliverer?
     private let housekeeping: Housekeeping
+    /// Sessions' last-use times, written in batches; what is pending is written at stop.
+    private let lastSeen: LastSeenBatcher
+    private let wallClock: @Sendable () -> Int64
     /// scrypt's own threads (SPEC §9): at most `threads` hashes at once, the rest queued.
     let passwordHasher: PasswordHasher
     /// The demo's own webhook receiver (`siwa-server demo` only).
@@ -82,10 +85,10 @@ public final class Application: Sendable {
         router.add(.post, "/apple/notifications") { request in try await notifications.handle(request) }
         let sessions = store.sessions
         let idleTTL = Int64(configuration.sessionIdleTTL.components.seconds)
+        lastSeen = store.lastSeenBatcher(interval: LastSeenBatcher.interval(idleTTL: idleTTL), now: clocks.wall())
+        wallClock = clocks.wall
         let authenticator = SessionAuthenticator(
-            sessions: sessions,
-            batcher: store.lastSeenBatcher(interval: LastSeenBatcher.interval(idleTTL: idleTTL), now: clocks.wall()),
-            idleTTL: idleTTL, publicOrigin: configuration.publicOrigin, clock: clocks.wall)
+            sessions: sessions, batcher: lastSeen, idleTTL: idleTTL, publicOrigin: configuration.publicOrigin, clock: clocks.wall)
         metrics.countActiveSessions { try? await sessions.countLive(now: clocks.wall(), idleTTL: idleTTL) }
         housekeeping = Housekeeping(store: store, idleTTL: idleTTL, logger: logger, clock: clocks.wall)
         AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: store.replay, limited: limited)
@@ -245,6 +248,12 @@ public final class Application: Sendable {
             group.cancelAll()
         }
         passwordHasher.stop()
+        // Otherwise a session used since the last batch would look idle up to a batch early.
+        do {
+            try await lastSeen.flush(now: wallClock())
+        } catch {
+            logger.warning("could not write the sessions' last-use times at stop", metadata: ["error": "\(error)"])
+        }
         store.close()
         logger.info("stopped")
     }
