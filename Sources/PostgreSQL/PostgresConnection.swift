@@ -404,7 +404,8 @@ public final class PostgresConnection {
                 let condition = notification.condition.map { " WHERE " + $0 } ?? ""
                 let sent = try commit(
                     "SELECT pg_notify(\(try quotedLiteral(notification.channel)), \(try quotedLiteral(notification.payload)))\(condition); COMMIT")
-                notified?(sent.first?.rowCount == 1)
+                // Its result comes last before COMMIT's (a deferred BEGIN's comes first).
+                notified?(sent.last?.rowCount == 1)
             } else if deferredBegin != nil {
                 // The body sent nothing: there is nothing to commit.
                 deferredBegin = nil

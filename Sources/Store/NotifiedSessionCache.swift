@@ -45,6 +45,9 @@ final class NotifiedSessionCache: Sendable {
         /// Markers heard before their write's COMMIT returned: nothing to wait for then.
         var heardEarly: Set<UInt64> = []
         var nextWrite: UInt64 = 0
+        /// Counts `clear`s: one between a marker's making and its COMMIT's return may have
+        /// forgotten it as heard, or come with notifications missed (see `committed(with:)`).
+        var clears: UInt64 = 0
 
         mutating func remove(_ tokenHash: TokenHash) {
             guard let entry = entries.removeValue(forKey: tokenHash) else { return }
@@ -62,6 +65,7 @@ final class NotifiedSessionCache: Sendable {
             // With the entries gone and older reads refused, no marker needs waiting for.
             unheardWrites = []
             heardEarly = []
+            clears &+= 1
         }
     }
 
@@ -131,7 +135,7 @@ final class NotifiedSessionCache: Sendable {
         state.withLock { state in
             guard state.listening, !state.entries.isEmpty else { return nil }
             state.nextWrite &+= 1
-            return CommitMarker(payload: "w:\(instance):\(state.nextWrite)", write: state.nextWrite)
+            return CommitMarker(payload: "w:\(instance):\(state.nextWrite)", write: state.nextWrite, clearsWhenMade: state.clears)
         }
     }
 
@@ -139,13 +143,21 @@ final class NotifiedSessionCache: Sendable {
     struct CommitMarker: Sendable {
         let payload: String
         fileprivate let write: UInt64
+        fileprivate let clearsWhenMade: UInt64
     }
 
     /// After a write whose COMMIT sent `marker`, before it returns: nothing is served from
-    /// memory until the marker is heard (unless it was already).
+    /// memory until the marker is heard (unless it was already). If the cache was cleared
+    /// meanwhile, the marker may have been heard and forgotten, or lost with the listener's
+    /// connection, and a read after the clear may hold the row as it was before this write:
+    /// everything goes again instead, and reads begun before now are not kept.
     func committed(with marker: CommitMarker) {
         state.withLock { state in
-            if state.heardEarly.remove(marker.write) == nil { state.unheardWrites.insert(marker.write) }
+            if state.clears != marker.clearsWhenMade {
+                state.clear(listening: state.listening)
+            } else if state.heardEarly.remove(marker.write) == nil {
+                state.unheardWrites.insert(marker.write)
+            }
         }
     }
 

@@ -133,10 +133,15 @@ struct PostgresListenerTests {
         _ = try await pool.transaction(.readCommitted, { try $0.run("INSERT INTO flagged VALUES (3)") }, notifyingAtCommit: {
             .init(channel: "sessions", payload: "marker 3", condition: condition)
         }, notified: { sent in outcomes.sent.withLock { $0.append(sent) } })
+        // Without a condition it always goes, even from a body that sent nothing (its BEGIN
+        // then goes in the COMMIT's message, and its result comes first).
+        try await pool.transaction(.readCommitted, { _ in }, notifyingAtCommit: {
+            .init(channel: "sessions", payload: "marker 4")
+        }, notified: { sent in outcomes.sent.withLock { $0.append(sent) } })
         try await pool.notify(channel: "sessions", payload: "after")
         #expect(try await eventually(within: .seconds(5)) { events.payloads.last == "after" })
-        #expect(events.payloads == ["marker 2", "after"])
-        #expect(outcomes.sent.withLock { $0 } == [false, true, false])
+        #expect(events.payloads == ["marker 2", "marker 4", "after"])
+        #expect(outcomes.sent.withLock { $0 } == [false, true, false, true])
         let stored = try await pool.withConnection { try $0.query("SELECT x FROM flagged ORDER BY x").map { try $0.int(0) } }
         #expect(stored == [1, 2, 3])
     }

@@ -116,6 +116,35 @@ import Testing
         #expect(cache.lookup([1]) != nil)
     }
 
+    /// A clear between a marker's making and its COMMIT's return (another write that found
+    /// nothing cached, the listener reconnecting) may have forgotten the marker as heard, or
+    /// lost it with the connection: the write does not wait for it, which would stop serving
+    /// for good; everything goes instead, and a read begun before is not kept.
+    @Test(arguments: ["heard, then forgotten", "lost with the listener"])
+    func aClearWhileTheCommitRanDoesNotLeaveAMarkerWaitedForEver(_ schedule: String) async throws {
+        let user = try await Self.makeUser()
+        let cache = NotifiedSessionCache()
+        cache.listenerConnected()
+        cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
+        let marker = try #require(cache.markerForCommit())
+        if schedule == "heard, then forgotten" {
+            cache.invalidate("s:s1")
+            cache.invalidate(marker.payload)
+            cache.forgetAll()
+        } else {
+            cache.listenerLost()
+            cache.listenerConnected()
+        }
+        let before = cache.generation
+        cache.store([1], session: session("s1", of: user), user: user, readAt: before)  // possibly the old row
+        cache.committed(with: marker)
+        #expect(cache.lookup([1]) == nil, "the copy read before the write returned is gone")
+        cache.store([1], session: session("s1", of: user), user: user, readAt: before)
+        #expect(cache.count == 0, "and reads begun before are not kept")
+        cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
+        #expect(cache.lookup([1]) != nil, "serving goes on, waiting for nothing")
+    }
+
     /// With nothing held there is no marker to wait for: instead a read that began before the
     /// commit (and may hold what the write changed) is not kept, and one stored while the
     /// write committed goes.

@@ -100,8 +100,8 @@ import Testing
     }
 
     /// PostgreSQL: a write's marker rides in its COMMIT. A COMMIT that fails (here a deferred
-    /// constraint, checked only at COMMIT) changed nothing and sent no marker: the cache keeps
-    /// what it holds and serves on, instead of waiting for a marker for good.
+    /// constraint, checked only at COMMIT) sends no marker, so the cache forgets everything
+    /// instead of waiting for one for good, and serves from memory again.
     @Test(.enabled(if: Engine.available.contains(.postgres), "PostgreSQL is not installed"))
     func aCommitThatFailsLeavesTheCacheServing() async throws {
         try await withStore(.postgres) { store in
@@ -121,7 +121,9 @@ import Testing
                     _ = try connection.run("INSERT INTO deferred_check VALUES (1), (1)")
                 }
             }
-            #expect(cache.lookup(hash) != nil, "still served, not waiting for a marker that was never sent")
+            #expect(cache.count == 0, "a COMMIT whose outcome is an error: everything goes")
+            _ = try await store.sessions.authenticate(token: session.token, now: 1_002, idleTTL: 600)
+            #expect(cache.lookup(hash) != nil, "serving again, not waiting for a marker")
         }
     }
 
@@ -162,41 +164,41 @@ import Testing
             guard case .notified(let cache) = store.sessions.caching, let url = (store.engine as? PostgresEngine)?.url else {
                 throw CacheNotListening()
             }
-            let heard = Mutex<[String]>([])
+            let heard = Mutex<(listening: Bool, payloads: [String])>((false, []))
             let listener = try PostgresListener(url, channels: [NotifiedSessionCache.channel]) { event in
-                if case .notification(let notification) = event { heard.withLock { $0.append(notification.payload) } }
+                switch event {
+                case .listening: heard.withLock { $0.listening = true }
+                case .notification(let notification): heard.withLock { $0.payloads.append(notification.payload) }
+                case .disconnected: break
+                }
             }
             defer { listener.close() }
             let userID = try await makeUser(store)
             let session = try await store.sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
             let hash = try #require(TokenHash(token: Substring(session.token), decodedCount: 32))
-            _ = try await store.sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600)
-            #expect(cache.lookup(hash) != nil)
-            // Wait until the test's listener listens: a notification sent meanwhile is not heard.
-            let probe = try PostgresConnection(url)
-            defer { probe.close() }
-            while heard.withLock({ !$0.contains("x:ready") }) {
-                try probe.execute("NOTIFY \(NotifiedSessionCache.channel), 'x:ready'")
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            try await cacheReady(store)  // the probe's unknown payload cleared the cache
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !heard.withLock({ $0.listening }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(heard.withLock { $0.listening })
             _ = try await store.sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600)
             #expect(cache.lookup(hash) != nil)
 
             #expect(try await store.revocations.claimDue(now: 1_002, lease: 60).isEmpty)
-            #expect(cache.lookup(hash) != nil, "a claim that found nothing leaves serving alone")
             try await store.engine.write { try SessionStore.recordLastSeen([session.record.id: 1_003], in: $0) }
-            #expect(cache.lookup(hash) != nil, "so does a batch of last-seen times")
             try await store.engine.write { _ = try $0.run("UPDATE sessions SET expires_at = 4000 WHERE id = ?", [.text(session.record.id)]) }
             #expect(cache.lookup(hash) == nil, "a session's change is not served until heard")
 
+            let probe = try PostgresConnection(url)
+            defer { probe.close() }
             try probe.execute("NOTIFY \(NotifiedSessionCache.channel), 'x:end'")
-            let deadline = ContinuousClock.now + .seconds(10)
-            while heard.withLock({ $0.last != "x:end" }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-            let afterReady = heard.withLock { Array($0.drop { $0 != "x:ready" }.drop { $0 == "x:ready" }) }
-            #expect(afterReady.count == 3, "\(afterReady)")
-            #expect(afterReady.first == "s:" + session.record.id)
-            #expect(afterReady.dropFirst().first?.hasPrefix("w:\(cache.instance):") == true, "one marker, after the change it covers")
+            while heard.withLock({ $0.payloads.last != "x:end" }), ContinuousClock.now < deadline + .seconds(10) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            // The claim and the last-seen batch sent nothing; the session's change its own
+            // notification, then one marker.
+            let payloads = heard.withLock { $0.payloads }
+            #expect(payloads.count == 3, "\(payloads)")
+            #expect(payloads.first == "s:" + session.record.id)
+            #expect(payloads.dropFirst().first?.hasPrefix("w:\(cache.instance):") == true, "one marker, after the change it covers")
         }
     }
 

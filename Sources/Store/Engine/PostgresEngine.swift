@@ -45,8 +45,9 @@ struct PostgresEngine: StoreEngine {
             cache.forgetAll()
             throw error
         } catch {
-            // The body's refusal, or a COMMIT the server refused: nothing changed, and a marker
-            // is waited for only once its COMMIT has succeeded.
+            // The body's own refusal commits nothing and marks nothing. A COMMIT that failed
+            // most likely changed nothing either, but its error cannot prove it was not applied.
+            if marked.marker != nil { cache.forgetAll() }
             throw error
         }
     }
