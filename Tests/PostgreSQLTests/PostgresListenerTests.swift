@@ -61,17 +61,25 @@ struct PostgresListenerTests {
         #expect(try await eventually(within: .seconds(1)) { events.payloads.last == "after reconnect" })
     }
 
+    /// A fresh database, a listener on `sessions` that listens already, and a pool to send with.
+    private func listeningOnSessions() async throws -> (Events, PostgresListener, PostgresPool) {
+        let url = try await PostgresCluster.shared().makeDatabase()
+        let events = Events()
+        let listener = try PostgresListener(url, channels: ["sessions"]) { events.record($0) }
+        let pool = try PostgresPool(url, size: 1)
+        #expect(try await eventually { events.listeningCount == 1 })
+        return (events, listener, pool)
+    }
+
     /// A notification may ride in a transaction's COMMIT message: it is heard after the
     /// transaction's own, with its payload as given (quoted, never spliced into the SQL), and
     /// not at all when the body throws (it is not even asked for) or the COMMIT fails.
     @Test func aNotificationSentWithTheCommitComesAfterTheTransactionsOwn() async throws {
-        let url = try await PostgresCluster.shared().makeDatabase()
-        let events = Events()
-        let listener = try PostgresListener(url, channels: ["sessions"]) { events.record($0) }
-        defer { listener.close() }
-        let pool = try PostgresPool(url, size: 1)
-        defer { pool.close() }
-        #expect(try await eventually { events.listeningCount == 1 })
+        let (events, listener, pool) = try await listeningOnSessions()
+        defer {
+            listener.close()
+            pool.close()
+        }
 
         let marker = PostgresConnection.CommitNotification(channel: "sessions", payload: "w:it's; -- $1")
         try await pool.transaction(.readCommitted, { try $0.notify(channel: "sessions", payload: "own") }, notifyingAtCommit: { marker })
@@ -107,13 +115,11 @@ struct PostgresListenerTests {
     /// A notification with a condition is sent only when the condition holds in the transaction
     /// at COMMIT, and the caller learns which it was; the transaction commits either way.
     @Test func aConditionalCommitNotificationIsSentOnlyWhenItsConditionHolds() async throws {
-        let url = try await PostgresCluster.shared().makeDatabase()
-        let events = Events()
-        let listener = try PostgresListener(url, channels: ["sessions"]) { events.record($0) }
-        defer { listener.close() }
-        let pool = try PostgresPool(url, size: 1)
-        defer { pool.close() }
-        #expect(try await eventually { events.listeningCount == 1 })
+        let (events, listener, pool) = try await listeningOnSessions()
+        defer {
+            listener.close()
+            pool.close()
+        }
         try await pool.withConnection { try $0.execute("CREATE TABLE flagged(x integer)") }
 
         final class Outcomes: Sendable {
