@@ -181,22 +181,21 @@ public final class PostgresConnection {
         try query(sql, parameters).first
     }
 
+    /// The last statement's result.
     func simpleQuery(_ sql: String) throws(PostgresError) -> QueryResult {
-        try checkOpen(sql)
-        if let begin = deferredBegin {
-            // One simple-query message may hold several statements: the BEGIN goes first.
-            deferredBegin = nil
-            return try check(PQexec(handle, begin + "; " + sql), sql: sql)
+        guard let last = try simpleQueryResults(sql).last else {
+            throw PostgresError(code: "XX000", message: "the server sent no result", sql: sql)
         }
-        return try check(PQexec(handle, sql), sql: sql)
+        return last
     }
 
-    /// As `simpleQuery`, with the result of every statement in `sql` (PQexec keeps the last).
-    /// An error in one statement skips the rest; it is what this throws.
+    /// The result of every statement in `sql`, in order. An error in one statement skips the
+    /// rest; it is what this throws.
     func simpleQueryResults(_ sql: String) throws(PostgresError) -> [QueryResult] {
         try checkOpen(sql)
         var text = sql
         if let begin = deferredBegin {
+            // One simple-query message may hold several statements: the BEGIN goes first.
             deferredBegin = nil
             text = begin + "; " + sql
         }

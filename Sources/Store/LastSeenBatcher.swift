@@ -87,14 +87,7 @@ public final class LastSeenBatcher: Sendable {
     /// still live if this says otherwise (on a quiet instance no later request may come to
     /// write the batch before the stored time runs out).
     public func lastUse(of sessionID: String) -> Int64? {
-        state.withLock { state in
-            switch (state.pending[sessionID], state.inFlight[sessionID]) {
-            case (let pending?, let inFlight?): max(pending, inFlight)
-            case (let pending?, nil): pending
-            case (nil, let inFlight?): inFlight
-            case (nil, nil): nil
-            }
-        }
+        state.withLock { [$0.pending[sessionID], $0.inFlight[sessionID]].compactMap(\.self).max() }
     }
 
     /// Sessions waiting to be written.

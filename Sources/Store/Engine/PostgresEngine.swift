@@ -29,15 +29,14 @@ struct PostgresEngine: StoreEngine {
                     return marker.map {
                         .init(channel: NotifiedSessionCache.channel, payload: $0.payload, condition: NotifiedSessionCache.markerCondition)
                     }
-                }, notified: { marked.sent = $0 })
+                }, notified: { sent in
+                    // Before the write returns. A marker not sent (the write changed nothing
+                    // announced) is not waited for.
+                    if sent, let marker = marked.marker { cache.committed(with: marker) }
+                })
             }
-            if let marker = marked.marker {
-                // A marker not sent (the write changed nothing announced) is not waited for.
-                if marked.sent { cache.committed(with: marker) }
-            } else {
-                // Nothing was cached when it committed: reads that raced the commit go instead.
-                cache.forgetAll()
-            }
+            // Nothing was cached when it committed: reads that raced the commit go instead.
+            if marked.marker == nil { cache.forgetAll() }
             return result
         } catch let error as StoreUnavailable {
             // The connection may have failed after COMMIT was applied: what it changed may be
@@ -52,17 +51,12 @@ struct PostgresEngine: StoreEngine {
         }
     }
 
-    /// The marker a write's COMMIT carried, if any, and whether it was sent: set on the pool's
-    /// worker, read after it.
+    /// The marker made for a write's COMMIT, if any: set on the pool's worker, read after it.
     private final class CommitMarking: Sendable {
-        private let value = Mutex<(marker: NotifiedSessionCache.CommitMarker?, sent: Bool)>((nil, false))
+        private let value = Mutex<NotifiedSessionCache.CommitMarker?>(nil)
         var marker: NotifiedSessionCache.CommitMarker? {
-            get { value.withLock { $0.marker } }
-            set { value.withLock { $0.marker = newValue } }
-        }
-        var sent: Bool {
-            get { value.withLock { $0.sent } }
-            set { value.withLock { $0.sent = newValue } }
+            get { value.withLock { $0 } }
+            set { value.withLock { $0 = newValue } }
         }
     }
 
