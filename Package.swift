@@ -10,9 +10,11 @@
 //       -> JOSE (JWS, Apple's token rules, client secret) -> JSON, OpenSSLCrypto -> COpenSSL
 //       -> AppleClient (JWKS cache, Apple's REST endpoints) -> HTTPClient (HTTPS) -> TLS
 //   AppleSimulator (apple-sim: Apple's endpoints offline) -> HTTPServer, JOSE, HTTPClient, TLS
+//   SMTP (mail: smtp_url, MIME messages, sessions over STARTTLS or TLS; for the mail outbox) -> TLS
+//   TLS (OpenSSL's TLS on sockets, connecting with deadlines, throwaway CAs) -> OpenSSLCrypto -> COpenSSL
 // Beneath them, for whichever layers need them (one copy of each small helper):
 //   Passwords (scrypt password hashes on their own threads, the password rules) -> OpenSSLCrypto, SystemThread
-//   WireFormat (base64, hex, form-urlencoding, chunk-size lines, trimming, token kinds): imports nothing
+//   WireFormat (base64, hex, form-urlencoding, percent-decoding, chunk-size lines, trimming, token kinds): imports nothing
 //   SystemThread (named POSIX threads, a mutex with its condition variable) -> CSystem
 import PackageDescription
 
@@ -58,6 +60,9 @@ let package = Package(
         .target(name: "JOSE", dependencies: ["JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .target(name: "TLS", dependencies: ["COpenSSL", "CSystem", "OpenSSLCrypto", "SystemThread"], swiftSettings: strict),
         .target(name: "HTTPClient", dependencies: ["TLS", "CZlib", "CSystem", "COpenSSL", "SystemThread", "WireFormat"], swiftSettings: strict),
+        // The SMTP client: parses smtp_url, builds MIME messages, sends them over one kept
+        // connection; no Foundation. Above it, later, the mail outbox in SiwaApp.
+        .target(name: "SMTP", dependencies: ["TLS", "COpenSSL", "SystemThread", "WireFormat"], swiftSettings: strict),
         .target(name: "AppleClient", dependencies: ["HTTPClient", "JOSE", "JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .target(
             name: "AppleSimulator",
@@ -105,6 +110,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "COpenSSL", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TLS", "HTTPServer", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
+        .testTarget(name: "SMTPTests", dependencies: ["SMTP", "TLS", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "AppleClientTests", dependencies: ["AppleClient", "AppleSimulator", "HTTPClient", "JOSE", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "AppleSimulatorTests", dependencies: ["AppleSimulator", "HTTPClient", "HTTPServer", "JOSE", "JSON", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PostgreSQL", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),

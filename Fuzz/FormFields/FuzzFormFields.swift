@@ -1,5 +1,5 @@
 // libFuzzer target for the form decoder (Sources/HTTPServer/Messages/FormFields.swift and
-// Routing/PercentDecoding.swift): Apple's form_post to the web callback, the account forms, the
+// Sources/WireFormat/PercentDecoding.swift): Apple's form_post to the web callback, the account forms, the
 // simulator's token and revoke endpoints, and query strings.
 //
 // Properties (a violation traps with fatalError, which libFuzzer records as a crash):

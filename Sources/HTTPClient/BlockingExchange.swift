@@ -49,7 +49,16 @@ struct BlockingExchange: Sendable {
 
     private func open(_ url: RequestURL, deadline: Deadline) throws(HTTPClientError) -> ClientConnection {
         let connectDeadline = min(Deadline.after(configuration.connectTimeout), deadline)
-        let fd = try SocketConnector.connect(host: url.host, port: url.port, loopbackOnly: url.scheme == .http, until: connectDeadline)
+        let fd: Int32
+        do throws(SocketConnector.Failure) {
+            fd = try SocketConnector.connect(host: url.host, port: url.port, loopbackOnly: url.scheme == .http, until: connectDeadline)
+        } catch {
+            switch error {
+            case .timedOut: throw .timedOut
+            case .notLoopback: throw .plainHTTPNotAllowed
+            case .failed(let reason): throw .connectFailed(reason)
+            }
+        }
         guard url.scheme == .https else { return ClientConnection(fd: fd, tls: nil) }
         let session: TLSConnection
         do throws(TLSError) {

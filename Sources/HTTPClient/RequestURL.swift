@@ -1,4 +1,5 @@
 import Glibc
+import TLS
 
 /// The parts of a request URL the client needs, checked: `http(s)://host[:port][/path][?query]`.
 /// No user info (it would be sent nowhere and only hide the real host); the fragment is dropped;
@@ -74,18 +75,7 @@ struct RequestURL: Sendable, Equatable {
     }
 
     /// `localhost`, `127.0.0.0/8` or `::1` (also IPv4-mapped `::ffff:127.x.y.z`).
-    var isLoopback: Bool {
-        if host == "localhost" { return true }
-        var v4 = in_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 {
-            return UInt32(bigEndian: v4.s_addr) >> 24 == 127
-        }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, host, &v6) == 1 {
-            return AddressFamily.isLoopback(v6)
-        }
-        return false
-    }
+    var isLoopback: Bool { AddressFamily.isLoopback(host: host) }
 
     var isIPv6Literal: Bool { host.contains(":") }
 
@@ -112,21 +102,5 @@ struct RequestURL: Sendable, Equatable {
             true
         default: false
         }
-    }
-}
-
-/// Loopback tests on resolved addresses.
-enum AddressFamily {
-    static func isLoopback(_ address: in6_addr) -> Bool {
-        var address = address
-        return withUnsafeBytes(of: &address) { bytes in
-            if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
-            // ::ffff:127.x.y.z
-            return bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
-        }
-    }
-
-    static func isLoopback(_ address: in_addr) -> Bool {
-        UInt32(bigEndian: address.s_addr) >> 24 == 127
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 
 /// The project's Python virtual environment (`.build-py`, made by `Scripts/python-tools`), whose
-/// independent implementations check what the server signs: `joserfc` and `cryptography` for
-/// access tokens, `standardwebhooks` for webhook signatures.
+/// independent implementations check what the server signs and sends: `joserfc` and
+/// `cryptography` for access tokens, `standardwebhooks` for webhook signatures, `aiosmtpd` for
+/// the SMTP client.
 public enum PythonTools {
     /// `.build-py/bin/python` of the package root, found from this file's path.
     public static let python: String = URL(fileURLWithPath: #filePath)
@@ -14,8 +15,8 @@ public enum PythonTools {
     public static let testsEnabled: Bool = {
         if FileManager.default.isExecutableFile(atPath: python) || ProcessInfo.processInfo.environment["CI"] == "true" { return true }
         FileHandle.standardError.write(Data("""
-            WARNING: .build-py is missing: the tests that check signatures with Python are SKIPPED, not passed.
-            WARNING: make it with: Scripts/python-tools cryptography joserfc standardwebhooks
+            WARNING: .build-py is missing: the tests that check signatures and mail with Python are SKIPPED, not passed.
+            WARNING: make it with: Scripts/python-tools cryptography joserfc standardwebhooks aiosmtpd
 
             """.utf8))
         return false

@@ -1,5 +1,6 @@
 import HTTPServer
 import Synchronization
+import WireFormat
 
 /// Every call received on Apple's endpoints, newest last, so tests can check what a client
 /// sent (that a code went out once, that the client secret has Apple's shape).

@@ -1,3 +1,5 @@
+import WireFormat
+
 /// A handler may await slow work (a call to Apple); the server runs it without blocking its
 /// I/O loop or other connections. What it throws, the responder's error renderer answers.
 public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse

@@ -1,16 +1,23 @@
-import CSystem
 import Glibc
-import TLS
 
 /// Resolves a host (IPv4 and IPv6) and connects to the first address that answers, without
-/// blocking past the deadline.
-enum SocketConnector {
-    /// - Parameter loopbackOnly: plain HTTP: every address used must be loopback, whatever
-    ///   the resolver says `localhost` is.
-    static func connect(host: String, port: UInt16, loopbackOnly: Bool, until deadline: Deadline) throws(HTTPClientError) -> Int32 {
+/// blocking past the deadline. Shared by the HTTPS client and the SMTP client.
+public enum SocketConnector {
+    /// Why no connection was made. The reasons name the host and the system's error.
+    public enum Failure: Error, Sendable, Equatable {
+        case timedOut
+        /// `loopbackOnly` was asked and the host resolved to no loopback address.
+        case notLoopback
+        case failed(String)
+    }
+
+    /// A connected non-blocking socket, which the caller owns.
+    /// - Parameter loopbackOnly: for plain-text protocols: every address used must be
+    ///   loopback, whatever the resolver says `localhost` is.
+    public static func connect(host: String, port: UInt16, loopbackOnly: Bool, until deadline: Deadline) throws(Failure) -> Int32 {
         let addresses = try resolve(host: host, port: port)
         let usable = loopbackOnly ? addresses.filter(\.isLoopback) : addresses
-        guard !usable.isEmpty else { throw loopbackOnly ? .plainHTTPNotAllowed : .connectFailed("\(host): no address") }
+        guard !usable.isEmpty else { throw loopbackOnly ? .notLoopback : .failed("\(host): no address") }
 
         var lastError: Int32 = 0
         for address in usable {
@@ -42,7 +49,7 @@ enum SocketConnector {
             lastError = result
             close(fd)
         }
-        throw .connectFailed("\(host):\(port): \(String(cString: strerror(lastError)))")
+        throw .failed("\(host):\(port): \(String(cString: strerror(lastError)))")
     }
 
     struct Address {
@@ -63,9 +70,9 @@ enum SocketConnector {
         }
     }
 
-    /// getaddrinfo blocks; it runs on a worker thread like the rest. Its own timeouts
+    /// getaddrinfo blocks; callers run on threads of their own. Its own timeouts
     /// (resolv.conf) bound it, not our deadline.
-    static func resolve(host: String, port: UInt16) throws(HTTPClientError) -> [Address] {
+    static func resolve(host: String, port: UInt16) throws(Failure) -> [Address] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -75,7 +82,7 @@ enum SocketConnector {
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let list else {
             let reason = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
-            throw .connectFailed("resolve \(host): \(reason)")
+            throw .failed("resolve \(host): \(reason)")
         }
         defer { freeaddrinfo(list) }
         var addresses: [Address] = []

@@ -1,6 +1,4 @@
-import WireFormat
-
-/// RFC 3986 percent-decoding for path segments and form fields.
+/// RFC 3986 percent-decoding for path segments, form fields and the user info of `smtp_url`.
 public enum PercentDecoding {
     /// The decoded text, or nil when an escape is malformed or the result is not UTF-8.
     /// With `plusAsSpace`, `+` means a space (application/x-www-form-urlencoded).
