@@ -20,7 +20,13 @@ struct ExternalIDPatch: Sendable, Equatable {
     }
 
     init(parsing body: [UInt8]) throws(Invalid) {
-        guard let object = try? JSONParser.parse(body).object else { throw Invalid(description: "the body must be a JSON object") }
+        let parsed: JSONValue
+        do {
+            parsed = try JSONParser.parse(body)
+        } catch {
+            throw Invalid(description: "the body is not JSON: \(error)")
+        }
+        guard let object = parsed.object else { throw Invalid(description: "the body must be a JSON object") }
         if let unknown = object.keys.first(where: { $0 != "external_id" }) {
             throw Invalid(description: "unknown field \"\(unknown.prefix(40))\"; only external_id can be changed")
         }

@@ -6,7 +6,13 @@ struct PasswordRequestBody: Sendable {
     private let object: JSONObject
 
     init(parsing body: [UInt8]) throws(PasswordFailure) {
-        guard let object = try? JSONParser.parse(body).object else { throw Self.invalid("the body must be a JSON object") }
+        let parsed: JSONValue
+        do {
+            parsed = try JSONParser.parse(body)
+        } catch {
+            throw Self.invalid("the body is not JSON: \(error)")
+        }
+        guard let object = parsed.object else { throw Self.invalid("the body must be a JSON object") }
         self.object = object
     }
 

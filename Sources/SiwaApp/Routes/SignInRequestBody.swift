@@ -19,7 +19,14 @@ struct SignInRequestBody: Sendable, Equatable {
     }
 
     init(parsing body: [UInt8]) throws(Invalid) {
-        guard let object = try? JSONParser.parse(body).object else { throw Invalid(description: "the body must be a JSON object") }
+        let parsed: JSONValue
+        do {
+            parsed = try JSONParser.parse(body)
+        } catch {
+            // The parser's reason and offset: "U+0000 in a string at byte 31" (SPEC §16).
+            throw Invalid(description: "the body is not JSON: \(error)")
+        }
+        guard let object = parsed.object else { throw Invalid(description: "the body must be a JSON object") }
         guard let token = object["identity_token"]?.string, !token.isEmpty else {
             throw Invalid(description: "identity_token is required and must be a non-empty string")
         }
