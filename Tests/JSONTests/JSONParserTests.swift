@@ -61,6 +61,15 @@ import Testing
         #expect((try? JSONParser.parse(#""\u0001\u0100""#)) == .string("\u{1}\u{100}"))
     }
 
+    /// A request body's refusal says why, in the parser's words and where, never the bytes.
+    @Test func aBodyThatIsNoObjectSaysWhy() throws {
+        #expect(try JSONParser.object(Array(#"{"a":1}"#.utf8))["a"] == .integer(1))
+        #expect(throws: JSONParser.NotAnObject(description: "the body must be a JSON object")) { try JSONParser.object(Array("[1]".utf8)) }
+        #expect(throws: JSONParser.NotAnObject(description: "the body is not JSON: U+0000 in a string at byte 18")) {
+            try JSONParser.object(Array(#"{"a":"secret\u0000"}"#.utf8))
+        }
+    }
+
     @Test func largeIntegersFallBackToDoubles() throws {
         #expect(try JSONParser.parse("9223372036854775807") == .integer(Int64.max))
         #expect(try JSONParser.parse("9223372036854775808") == .double(9_223_372_036_854_775_808))

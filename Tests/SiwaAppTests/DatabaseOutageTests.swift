@@ -124,6 +124,16 @@ struct DatabaseOutageTests {
             }
         }
 
+        /// Asks `/api/me` with `session` until it answers `status`, for at most 10 s.
+        func me(_ session: String, becomes status: Int) async throws -> Bool {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline {
+                if try await send("GET", "/api/me", bearer: session).status == status { return true }
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            return false
+        }
+
         var tokenCalls: Int { simulator.calls.filter { $0.endpoint == "token" }.count }
         var revokeCalls: [SimulatorCall] { simulator.calls.filter { $0.endpoint == "revoke" } }
 
@@ -154,15 +164,20 @@ struct DatabaseOutageTests {
         func release() throws { try connection.execute("ROLLBACK") }
     }
 
-    /// PostgreSQL: triggers that end their own connection, as a server going away mid-write
-    /// does, whenever a row goes into `tables`.
-    static func connectionKillers(on tables: [String]) -> [String] {
-        ["CREATE FUNCTION test_outage() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NEW; END $$"]
-            + tables.map { "CREATE TRIGGER test_outage BEFORE INSERT ON \($0) FOR EACH ROW EXECUTE FUNCTION test_outage()" }
-    }
-
-    static func droppingConnectionKillers(on tables: [String]) -> [String] {
-        tables.map { "DROP TRIGGER test_outage ON \($0)" } + ["DROP FUNCTION test_outage()"]
+    /// The writes of a sign-in and of the revocation queue fail as when the database goes away
+    /// between Apple's exchange and the commit: SQLite's write lock held by another connection;
+    /// on PostgreSQL, triggers that end their own connection whenever a row goes into `sessions`
+    /// or `revocations`. Returns what mends it.
+    static func failSignInsAndTheQueue(_ fixture: Fixture) async throws -> () async throws -> Void {
+        if fixture.engine == .sqlite {
+            let lock = try WriteLock(path: fixture.harness.application.configuration.database)
+            return { try lock.release() }
+        }
+        let tables = ["sessions", "revocations"]
+        try await fixture.execute(
+            ["CREATE FUNCTION test_outage() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NEW; END $$"]
+                + tables.map { "CREATE TRIGGER test_outage BEFORE INSERT ON \($0) FOR EACH ROW EXECUTE FUNCTION test_outage()" })
+        return { try await fixture.execute(tables.map { "DROP TRIGGER test_outage ON \($0)" } + ["DROP FUNCTION test_outage()"]) }
     }
 
     // MARK: - Every route
@@ -234,13 +249,7 @@ struct DatabaseOutageTests {
         } else {
             try await #require(fixture.cluster).pause()
             // The session cache stops serving once its listener has lost the database.
-            var status = 0
-            for _ in 0..<200 {
-                status = try await fixture.send("GET", "/api/me", bearer: session).status
-                if status == 503 { break }
-                try await Task.sleep(for: .milliseconds(25))
-            }
-            #expect(status == 503)
+            #expect(try await fixture.me(session, becomes: 503))
         }
         for request in writes + (engine == .postgres ? reads : []) {
             let reply = try await request.send()
@@ -259,13 +268,7 @@ struct DatabaseOutageTests {
             try lock.release()
         } else {
             try await #require(fixture.cluster).resume()
-            var status = 0
-            for _ in 0..<400 {
-                status = try await fixture.send("GET", "/api/me", bearer: session).status
-                if status == 200 { break }
-                try await Task.sleep(for: .milliseconds(25))
-            }
-            #expect(status == 200, "the pool reconnected by itself")
+            #expect(try await fixture.me(session, becomes: 200), "the pool reconnected by itself")
         }
 
         #expect(try await fixture.counts() == before, "nothing changed")
@@ -284,13 +287,7 @@ struct DatabaseOutageTests {
     @Test(arguments: Engine.available)
     func freshTokensAreRevokedAtAppleWhenNeitherTheSignInNorTheQueueCanBeStored(_ engine: Engine) async throws {
         let fixture = try await Fixture(engine) { $0.requireNonce = false }
-        let killed = ["sessions", "revocations"]
-        var lock: WriteLock?
-        if engine == .sqlite {
-            lock = try WriteLock(path: fixture.harness.application.configuration.database)
-        } else {
-            try await fixture.execute(Self.connectionKillers(on: killed))
-        }
+        let mend = try await Self.failSignInsAndTheQueue(fixture)
 
         let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(10), withCode: true, nonce: false))
         #expect(reply.status == 503, "\(reply.body)")
@@ -302,7 +299,7 @@ struct DatabaseOutageTests {
         #expect(revoked.first?.parameters["client_id"] == Self.app)
         #expect(fixture.harness.application.revoker.held.count == 0)
 
-        if let lock { try lock.release() } else { try await fixture.execute(Self.droppingConnectionKillers(on: killed)) }
+        try await mend()
         let counts = try await fixture.counts()
         #expect(counts["users"] == 0 && counts["sessions"] == 0 && counts["apple_tokens"] == 0)
         #expect(counts["revocations"] == 0, "nothing left to revoke")
@@ -316,13 +313,7 @@ struct DatabaseOutageTests {
     @Test(arguments: Engine.available)
     func freshTokensHeldWhileAppleIsDownTooAreQueuedAndRevokedWhenTheDatabaseReturns(_ engine: Engine) async throws {
         let fixture = try await Fixture(engine) { $0.requireNonce = false }
-        let killed = ["sessions", "revocations"]
-        var lock: WriteLock?
-        if engine == .sqlite {
-            lock = try WriteLock(path: fixture.harness.application.configuration.database)
-        } else {
-            try await fixture.execute(Self.connectionKillers(on: killed))
-        }
+        let mend = try await Self.failSignInsAndTheQueue(fixture)
         fixture.simulator.injectFault(SimulatorFault(endpoint: .revoke, status: 503, count: 1_000))
 
         let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(11), withCode: true, nonce: false))
@@ -333,7 +324,7 @@ struct DatabaseOutageTests {
 
         fixture.simulator.clearFaults()
         let failedCalls = fixture.revokeCalls.count
-        if let lock { try lock.release() } else { try await fixture.execute(Self.droppingConnectionKillers(on: killed)) }
+        try await mend()
         // The worker looks every second: it queues what is held, then revokes what is due.
         let deadline = ContinuousClock.now + .seconds(60)
         var depth = -1

@@ -14,13 +14,12 @@ struct AppCodeExchangeRoute: Sendable {
     static let invalidGrant = APIError(status: 400, code: "invalid_grant", description: "the code is unknown, used or expired, or the verifier does not match")
 
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let parsed: JSONValue
+        let object: JSONObject
         do {
-            parsed = try JSONParser.parse(request.body)
+            object = try JSONParser.object(request.body)
         } catch {
-            throw APIError.invalidRequest("the body is not JSON: \(error)")
+            throw APIError.invalidRequest(error.description)
         }
-        guard let object = parsed.object else { throw APIError.invalidRequest("the body must be a JSON object") }
         guard let code = object["code"]?.string, !code.isEmpty, code.utf8.count <= 512 else {
             throw APIError.invalidRequest("code is required and must be a non-empty string")
         }

@@ -20,13 +20,12 @@ struct ExternalIDPatch: Sendable, Equatable {
     }
 
     init(parsing body: [UInt8]) throws(Invalid) {
-        let parsed: JSONValue
+        let object: JSONObject
         do {
-            parsed = try JSONParser.parse(body)
+            object = try JSONParser.object(body)
         } catch {
-            throw Invalid(description: "the body is not JSON: \(error)")
+            throw Invalid(description: error.description)
         }
-        guard let object = parsed.object else { throw Invalid(description: "the body must be a JSON object") }
         if let unknown = object.keys.first(where: { $0 != "external_id" }) {
             throw Invalid(description: "unknown field \"\(unknown.prefix(40))\"; only external_id can be changed")
         }

@@ -6,14 +6,11 @@ struct PasswordRequestBody: Sendable {
     private let object: JSONObject
 
     init(parsing body: [UInt8]) throws(PasswordFailure) {
-        let parsed: JSONValue
         do {
-            parsed = try JSONParser.parse(body)
+            object = try JSONParser.object(body)
         } catch {
-            throw Self.invalid("the body is not JSON: \(error)")
+            throw Self.invalid(error.description)
         }
-        guard let object = parsed.object else { throw Self.invalid("the body must be a JSON object") }
-        self.object = object
     }
 
     /// A non-empty string.

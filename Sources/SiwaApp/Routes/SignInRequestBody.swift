@@ -19,14 +19,12 @@ struct SignInRequestBody: Sendable, Equatable {
     }
 
     init(parsing body: [UInt8]) throws(Invalid) {
-        let parsed: JSONValue
+        let object: JSONObject
         do {
-            parsed = try JSONParser.parse(body)
+            object = try JSONParser.object(body)
         } catch {
-            // The parser's reason and offset: "U+0000 in a string at byte 31" (SPEC §16).
-            throw Invalid(description: "the body is not JSON: \(error)")
+            throw Invalid(description: error.description)
         }
-        guard let object = parsed.object else { throw Invalid(description: "the body must be a JSON object") }
         guard let token = object["identity_token"]?.string, !token.isEmpty else {
             throw Invalid(description: "identity_token is required and must be a non-empty string")
         }
