@@ -5,7 +5,7 @@
 // Properties (a violation traps with fatalError, which libFuzzer records as a crash):
 //   1. It agrees with a byte-level reference decoder: split on the byte `&`, then on the first
 //      `=`, `+` is a space, `%XX` escapes, then UTF-8 validation; the same fields byte for byte,
-//      the same refusals (a malformed escape or non-UTF-8, a repeated name).
+//      the same refusals (a malformed escape, non-UTF-8 or U+0000, a repeated name).
 //   2. What it decodes re-encodes and decodes to the same fields.
 
 private enum ReferenceResult: Equatable {
@@ -38,7 +38,7 @@ private func referenceDecode(_ part: ArraySlice<UInt8>) -> [UInt8]? {
             index += 1
         }
     }
-    return String(validating: output, as: UTF8.self) == nil ? nil : output
+    return output.contains(0) || String(validating: output, as: UTF8.self) == nil ? nil : output
 }
 
 /// Names and values flattened: name, value, name, value…

@@ -1,11 +1,17 @@
 /// A strict RFC 8259 parser for untrusted input: bounded depth and size, no duplicate keys
 /// (two `sub` members in a token would let two readers disagree), no trailing bytes, valid
-/// UTF-8 and escapes only.
+/// UTF-8 and escapes only, and no U+0000 in a string: RFC 8259 allows `\u0000`, but no text
+/// this server keeps may hold it (PostgreSQL's text cannot), so every body is refused here, at
+/// the one place JSON is read, before any route acts on it.
 public struct JSONParser {
     public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
         public let reason: String
         public let offset: Int
         public var description: String { "\(reason) at byte \(offset)" }
+
+        /// The reason given for a string that holds U+0000, escaped or as a raw byte.
+        public static let nulInString = "U+0000 in a string"
+        public var isNULInString: Bool { reason == Self.nulInString }
     }
 
     public var maxDepth = 32
@@ -229,12 +235,15 @@ private struct Reader {
                     } else if (0xDC00...0xDFFF).contains(scalar) {
                         throw fail("unpaired surrogate")
                     }
+                    guard scalar != 0 else { throw fail(JSONParser.Failure.nulInString) }
                     guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid escape") }
                     output.append(contentsOf: String(Character(unicode)).utf8)
                 default:
                     throw fail("invalid escape")
                 }
-            case 0..<0x20:
+            case 0:
+                throw fail(JSONParser.Failure.nulInString)
+            case 1..<0x20:
                 throw fail("control character in string")
             default:
                 output.append(byte)

@@ -23,7 +23,11 @@ public final class Connection {
         try self.init(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
     }
 
-    init(path: String, flags: Int32) throws {
+    /// How long a statement waits for another connection's lock before failing with
+    /// SQLITE_BUSY, unless the database is opened with another.
+    public static let defaultBusyTimeout: Duration = .seconds(5)
+
+    init(path: String, flags: Int32, busyTimeout: Duration = defaultBusyTimeout) throws {
         var handle: OpaquePointer?
         // NOMUTEX: each connection is confined to one thread at a time, so SQLite's own
         // per-connection mutex would be pure overhead.
@@ -36,7 +40,8 @@ public final class Connection {
         self.handle = handle
         sqlite3_extended_result_codes(handle, 1)
         // Another process (a second server, the migrate command) may hold the write lock.
-        sqlite3_busy_timeout(handle, 5000)
+        let (seconds, attoseconds) = busyTimeout.components
+        sqlite3_busy_timeout(handle, Int32(clamping: min(max(seconds, 0), Int64(Int32.max)) * 1000 + attoseconds / 1_000_000_000_000_000))
     }
 
     deinit {

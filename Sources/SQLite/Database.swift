@@ -19,18 +19,23 @@ public final class Database: Sendable {
     ///   - readers: how many idle read connections to keep; more are opened under load.
     ///   - synchronous: `.full` (the default) makes every acknowledged write durable.
     ///   - trackedTables: tables whose row changes `changes` reports, for caches of their rows.
-    public init(path: String, readers: Int = 4, synchronous: Synchronous = .full, trackedTables: [String] = []) throws {
+    ///   - busyTimeout: how long a statement waits for another process's lock before it fails
+    ///     with SQLITE_BUSY.
+    public init(
+        path: String, readers: Int = 4, synchronous: Synchronous = .full, trackedTables: [String] = [],
+        busyTimeout: Duration = Connection.defaultBusyTimeout
+    ) throws {
         // NOMUTEX connections still need a thread-safe build for SQLite's shared state.
         guard sqlite3_threadsafe() != 0 else {
             throw SQLiteError.misuse("the SQLite library was built without thread support")
         }
         Self.configureProcess
         try DatabaseFile.prepare(path: path)
-        let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, busyTimeout: busyTimeout)
         try Self.configureWriter(connection, synchronous: synchronous)
         self.path = path
         self.readers = ReaderPool(path: path, capacity: readers) {
-            try Self.openReader(path: path)
+            try Self.openReader(path: path, busyTimeout: busyTimeout)
         }
         changes = trackedTables.isEmpty ? nil : RowChangeTracker(tables: trackedTables)
         self.writer = try Writer(connection: connection, path: path, tracker: changes)
@@ -138,8 +143,8 @@ public final class Database: Sendable {
         try connection.execute("PRAGMA foreign_keys=ON; PRAGMA synchronous=\(synchronous.rawValue)")
     }
 
-    private static func openReader(path: String) throws -> Connection {
-        let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE)
+    private static func openReader(path: String, busyTimeout: Duration) throws -> Connection {
+        let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE, busyTimeout: busyTimeout)
         // query_only: a read body can never write behind the writer's back.
         try connection.execute("PRAGMA foreign_keys=ON; PRAGMA query_only=ON")
         return connection

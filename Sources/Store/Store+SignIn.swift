@@ -174,12 +174,15 @@ extension Store {
     /// code is sent at most once per nonce), and the name and email Apple sends only once are
     /// kept for the next sign-in of `appleSub` should this one fail.
     public func prepareCodeExchange(nonce: String?, appleSub: String, profile: ClientProfile?, now: Int64) async throws {
+        let keptProfile = profile.flatMap { $0.givenName != nil || $0.familyName != nil || $0.email != nil ? $0 : nil }
+        // Nothing to keep: no transaction (a write would wait for the lock for nothing).
+        guard nonce != nil || keptProfile != nil else { return }
         try await engine.write { connection in
             if let nonce, let conflict = SignInConflict(try ReplayGuard.consumeNonce(nonce, now: now, in: connection)) {
                 throw conflict
             }
-            if let profile, profile.givenName != nil || profile.familyName != nil || profile.email != nil {
-                try PendingProfileStore.hold(appleSub: appleSub, profile: profile, now: now, in: connection)
+            if let keptProfile {
+                try PendingProfileStore.hold(appleSub: appleSub, profile: keptProfile, now: now, in: connection)
             }
         }
     }

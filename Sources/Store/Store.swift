@@ -32,9 +32,13 @@ public final class Store: Sendable {
 
     /// Opens the database at `path` (creating it and its folder) with its schema brought up
     /// to date; refuses a database migrated by a newer build. `dataKey` gives the key that seals
-    /// Apple's tokens, asked once the database (and its folder) exists.
-    public convenience init(path: String, readers: Int = 4, events: WebhookEventRenderer? = nil, dataKey: () throws -> [UInt8]) throws {
-        let database = try StoreOpener.open(path: path, readers: readers)
+    /// Apple's tokens, asked once the database (and its folder) exists. A write waits up to
+    /// `busyTimeout` for a lock another process holds, then fails with `StoreUnavailable`.
+    public convenience init(
+        path: String, readers: Int = 4, busyTimeout: Duration = Connection.defaultBusyTimeout, events: WebhookEventRenderer? = nil,
+        dataKey: () throws -> [UInt8]
+    ) throws {
+        let database = try StoreOpener.open(path: path, readers: readers, busyTimeout: busyTimeout)
         do {
             try self.init(
                 engine: SQLiteEngine(database: database), database: database,
@@ -68,10 +72,16 @@ public final class Store: Sendable {
     /// as libpq reads it), else a SQLite file path. On PostgreSQL the schema is migrated first,
     /// under an advisory lock, then a pool of `connections` serves every call. With `events`,
     /// every change to a user appends its webhook event in the change's transaction.
+    /// `busyTimeout` is SQLite's (nil: 5 s); PostgreSQL's connections fail rather than wait.
     public static func open(
-        _ location: String, connections: Int, events: WebhookEventRenderer? = nil, dataKey: () throws -> [UInt8]
+        _ location: String, connections: Int, busyTimeout: Duration? = nil, events: WebhookEventRenderer? = nil,
+        dataKey: () throws -> [UInt8]
     ) throws -> Store {
-        guard isPostgres(location) else { return try Store(path: location, readers: connections, events: events, dataKey: dataKey) }
+        guard isPostgres(location) else {
+            return try Store(
+                path: location, readers: connections, busyTimeout: busyTimeout ?? Connection.defaultBusyTimeout, events: events,
+                dataKey: dataKey)
+        }
         try migratePostgres(location)
         let pool = try PostgresEngine.mappingUnavailable { try PostgresPool(location, size: connections, applicationName: "siwa-server") }
         let cache = NotifiedSessionCache()

@@ -4,9 +4,9 @@ import SQLite
 public enum StoreOpener {
     /// Opens the database at `path` (creating it and its folder) and applies pending
     /// migrations. Refuses a database migrated by a newer build.
-    public static func open(path: String, readers: Int = 4) throws -> Database {
+    public static func open(path: String, readers: Int = 4, busyTimeout: Duration = Connection.defaultBusyTimeout) throws -> Database {
         // Sessions and users are tracked so authenticated requests can be served from memory.
-        let database = try Database(path: path, readers: readers, trackedTables: ["sessions", "users"])
+        let database = try Database(path: path, readers: readers, trackedTables: ["sessions", "users"], busyTimeout: busyTimeout)
         do {
             try FreePages.enableReclaiming(database)
             try Migrator(Schema.migrations).migrate(database)

@@ -1,7 +1,11 @@
-/// RFC 3986 percent-decoding for path segments, form fields and the user info of `smtp_url`.
+/// RFC 3986 percent-decoding for path segments, form fields and the user info of `smtp_url`:
+/// the one place where the text a client percent-encodes (paths, query strings, form bodies) is
+/// decoded, so the one place that refuses U+0000 in it, which no text this server keeps may hold
+/// (PostgreSQL's text cannot).
 public enum PercentDecoding {
-    /// The decoded text, or nil when an escape is malformed or the result is not UTF-8.
-    /// With `plusAsSpace`, `+` means a space (application/x-www-form-urlencoded).
+    /// The decoded text, or nil when an escape is malformed, the result is not UTF-8, or it
+    /// holds U+0000 (`%00`, or the raw byte). With `plusAsSpace`, `+` means a space
+    /// (application/x-www-form-urlencoded).
     public static func decode(_ text: some StringProtocol, plusAsSpace: Bool = false) -> String? {
         decode(text.utf8, plusAsSpace: plusAsSpace)
     }
@@ -23,6 +27,8 @@ public enum PercentDecoding {
                 bytes.append(byte)
             }
         }
+        // UTF-8 encodes U+0000 only as the byte 0, and no other scalar uses it.
+        guard !bytes.contains(0) else { return nil }
         return String(validating: bytes, as: UTF8.self)
     }
 }

@@ -38,6 +38,16 @@ import Testing
         #expect(throws: FormFields.Failure.malformed) { try FormFields(parsing: [0x61, 0x3D, 0xFF]) }
     }
 
+    /// SPEC §16: no field, name or value, may hold U+0000, escaped or raw.
+    @Test func uPlus0000IsRefusedEscapedOrRaw() {
+        for body in ["a=%00", "a=x%00y", "%00=1", "a=1&b=%00"] {
+            #expect(throws: FormFields.Failure.malformed, "\(body)") { try FormFields(parsing: body) }
+        }
+        #expect(throws: FormFields.Failure.malformed) { try FormFields(parsing: [0x61, 0x3D, 0x78, 0x00, 0x79]) }
+        #expect(PercentDecoding.decode("a%00") == nil)
+        #expect(PercentDecoding.decode("a%01") == "a\u{1}")
+    }
+
     @Test func encodingRoundTrips() throws {
         let fields = [("name", "Ada Lovelace"), ("user", #"{"name":{"firstName":"Zoë"}}"#), ("x&y", "a=b+c")]
         let form = FormFields(fields: fields.map { (name: $0.0, value: $0.1) })

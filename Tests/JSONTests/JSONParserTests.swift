@@ -42,6 +42,34 @@ import Testing
         #expect(throws: JSONParser.Failure.self) { try small.parse(Array("[1,2,3,4,5,6]".utf8)) }
     }
 
+    /// RFC 8259 allows `\u0000`; this server keeps no text that may hold it (SPEC §16), so the
+    /// parser refuses it, escaped or raw, in values and in keys, with a reason that says so.
+    @Test func refusesUPlus0000InStrings() {
+        let documents: [[UInt8]] = [
+            Array(#"{"a":"x\u0000y"}"#.utf8), Array(#"{"a\u0000":1}"#.utf8), Array(#"["\u0000"]"#.utf8), [0x22, 0x61, 0x00, 0x22],
+            Array(#"{"a":"é\u0000"}"#.utf8),
+        ]
+        for document in documents {
+            do {
+                let value = try JSONParser.parse(document)
+                Issue.record("accepted \(value)")
+            } catch {
+                #expect(error.isNULInString, "\(error)")
+            }
+        }
+        // The neighbours stay fine.
+        #expect((try? JSONParser.parse(#""\u0001\u0100""#)) == .string("\u{1}\u{100}"))
+    }
+
+    /// A request body's refusal says why, in the parser's words and where, never the bytes.
+    @Test func aBodyThatIsNoObjectSaysWhy() throws {
+        #expect(try JSONParser.object(Array(#"{"a":1}"#.utf8))["a"] == .integer(1))
+        #expect(throws: JSONParser.NotAnObject(description: "the body must be a JSON object")) { try JSONParser.object(Array("[1]".utf8)) }
+        #expect(throws: JSONParser.NotAnObject(description: "the body is not JSON: U+0000 in a string at byte 18")) {
+            try JSONParser.object(Array(#"{"a":"secret\u0000"}"#.utf8))
+        }
+    }
+
     @Test func largeIntegersFallBackToDoubles() throws {
         #expect(try JSONParser.parse("9223372036854775807") == .integer(Int64.max))
         #expect(try JSONParser.parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
@@ -68,7 +96,8 @@ import Testing
 
     /// Any string survives writing and parsing back, whatever mix of scalars it holds.
     @Test func randomStringsRoundTrip() throws {
-        let alphabet: [Unicode.Scalar] = ["a", "\"", "\\", "<", "&", "\u{0}", "\u{1F}", "\u{7F}", "é", "€", "\u{2028}", "\u{2029}", "\u{1F600}", "\n"]
+        // Not U+0000, which the parser refuses (`refusesUPlus0000InStrings`).
+        let alphabet: [Unicode.Scalar] = ["a", "\"", "\\", "<", "&", "\u{1}", "\u{1F}", "\u{7F}", "é", "€", "\u{2028}", "\u{2029}", "\u{1F600}", "\n"]
         for _ in 0..<500 {
             var scalars = String.UnicodeScalarView()
             for _ in 0..<Int.random(in: 0...24) { scalars.append(alphabet.randomElement()!) }

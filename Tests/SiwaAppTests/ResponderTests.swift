@@ -221,7 +221,29 @@ import Testing
         #expect(render(SignIn.Failure.invalidGrant).code == "invalid_grant")
         #expect(render(SignIn.Failure.appleUnavailable("down")).status == 502)
         #expect(render(SignIn.Failure.keysUnavailable).status == 503)
-        #expect(render(SignIn.Failure.internalError).status == 500)
+        // A storage failure is answered by its cause: an outage is 503, anything else a 500.
+        struct Surprise: Error {}
+        #expect(render(SignIn.Failure.storage(Surprise())).status == 500)
+        #expect(render(SignIn.Failure.storage(Surprise())).code == "internal_error")
+        #expect(render(SignIn.Failure.storage(StoreUnavailable(reason: "down"))).status == 503)
+        #expect(render(SignIn.Failure.storage(StoreUnavailable(reason: "down"))).code == "database_unavailable")
+        #expect(render(StoreUnavailable(reason: "down")).code == "database_unavailable")
+    }
+
+    /// SPEC §16: a page route that cannot reach the database is a 503 page, the web callback's
+    /// sign-in included; other storage failures stay 500.
+    @Test func anUnavailableDatabaseIsA503PageToo() {
+        struct Surprise: Error {}
+        let cases: [(any Error, Int)] = [
+            (StoreUnavailable(reason: "down"), 503), (WebSignIn.Failure.signIn(.storage(StoreUnavailable(reason: "down"))), 503),
+            (WebSignIn.Failure.signIn(.storage(Surprise())), 500),
+        ]
+        for (error, status) in cases {
+            let response = errors.response(for: ShownAsPage(error: error, headers: [("Set-Cookie", "b=; Max-Age=0")]), request: nil)
+            #expect(response.status == status, "\(error)")
+            #expect(response.headers["content-type"]?.hasPrefix("text/html") == true)
+            #expect(response.headers["set-cookie"] == "b=; Max-Age=0")
+        }
     }
 
     @Test func webSignInFailuresArePagesWithTheSpecStatuses() {

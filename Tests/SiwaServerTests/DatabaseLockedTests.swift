@@ -5,8 +5,9 @@ import Testing
 import TestSupport
 
 /// The database locked by another process (a backup tool, an operator's `sqlite3` shell holding
-/// a write transaction): writes wait the busy timeout (5 s), then fail with a clear 500 that
-/// changes nothing, reads keep being answered, and once the lock goes writes work again.
+/// a write transaction): writes wait the busy timeout (5 s), then fail with a clear 503
+/// `database_unavailable` that changes nothing, reads keep being answered, and once the lock
+/// goes writes work again.
 @Suite struct DatabaseLockedTests {
     @Test func aWriteLockHeldElsewhereFailsWritesCleanlyAndReadsGoOn() async throws {
         let simulator = try AppleIDSimulator(configuration: .testing())
@@ -41,8 +42,8 @@ import TestSupport
 
         let newcomer = "000600.00000000000000000000000000000601.0600"
         let refused = try await signIn(newcomer, "n-2")
-        #expect(refused.status == 500)
-        #expect(refused.json?["error"]?.string == "internal_error")
+        #expect(refused.status == 503)
+        #expect(refused.json?["error"]?.string == "database_unavailable")
         let me = try await HTTPRequest.send(port: port, "GET /api/me HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(token)\r\n\r\n")
         #expect(me.hasPrefix("HTTP/1.1 200"), "reads go on while another process holds the write lock")
         #expect(holder.isRunning, "the lock was still held while those were answered")

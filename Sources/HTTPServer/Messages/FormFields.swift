@@ -4,7 +4,7 @@ import WireFormat
 /// posts to the simulator and the web flow's callback and forms.
 public struct FormFields: Sendable {
     public enum Failure: Error, Equatable {
-        /// A bad percent escape or bytes that are not UTF-8.
+        /// A bad percent escape, bytes that are not UTF-8, or a U+0000 (see `PercentDecoding`).
         case malformed
         /// OAuth forbids repeating a parameter (RFC 6749 §3.1); Apple answers `invalid_request`.
         case duplicate(String)

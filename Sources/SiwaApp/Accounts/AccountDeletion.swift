@@ -48,7 +48,8 @@ struct AccountDeletion: Sendable {
         return HTTPResponse(status: 202, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))
     }
 
-    /// A failed deletion is one transaction rolled back: nothing changed, and the 500 says so.
+    /// A failed deletion is one transaction rolled back: nothing changed (503 when the database
+    /// is unavailable).
     func route(_ authenticator: SessionAuthenticator) -> HTTPHandler {
         { request in
             let found = try await authenticator.authenticate(request, origin: .ours)
@@ -63,12 +64,16 @@ struct AccountDeletion: Sendable {
 /// (any failure, 4xx included) schedules the next try with doubling back-off and jitter.
 struct Revoker: Sendable {
     let api: AppleAPI?
-    let queue: RevocationQueue
+    let store: Store
     let backoff: Int64
     let backoffMax: Int64
     let metrics: Metrics
     let logger: Logger
     let clock: @Sendable () -> Int64
+    /// Tokens to revoke that the queue could not take yet (`revokeUnowned`).
+    let held = HeldRevocations()
+
+    var queue: RevocationQueue { store.revocations }
 
     /// One attempt; true when Apple accepted the revocation (and the row is gone).
     func attempt(_ revocation: PendingRevocation) async -> Bool {
@@ -100,10 +105,12 @@ struct Revoker: Sendable {
     /// deadlines), so an instance that dies mid-attempt leaves the row to another after it.
     static let lease: Int64 = 120
 
-    /// Works the queue until cancelled: every second, the rows that are due, claimed so that
-    /// several instances never send the same revocation at once.
+    /// Works the queue until cancelled: every second, the held revocations go into it, and the
+    /// rows that are due are claimed so that several instances never send the same revocation
+    /// at once.
     func run() async {
         while !Task.isCancelled {
+            await queueHeld()
             if let due = try? await queue.claimDue(now: clock(), lease: Self.lease) {
                 for revocation in due where !Task.isCancelled {
                     _ = await attempt(revocation)

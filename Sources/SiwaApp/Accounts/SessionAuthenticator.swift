@@ -34,7 +34,7 @@ struct SessionAuthenticator: Sendable {
     }
 
     /// The request has no live session, or a cookie one from a foreign origin. A database fault
-    /// is not a refusal: it is thrown as it is, and answered 500.
+    /// is not a refusal: it is thrown as it is (503 when the database cannot be reached).
     enum Refusal: Error {
         case unauthenticated
         case forbidden

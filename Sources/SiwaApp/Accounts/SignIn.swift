@@ -38,7 +38,9 @@ struct SignIn: Sendable {
         case accountExists
         /// Binding the Apple ID to a user was refused (SPEC §9: the upgrade, linking).
         case binding(PasswordAccountConflict)
-        case internalError
+        /// The database's error as it was met (reading or storing the sign-in): `ErrorResponses`
+        /// answers by it, 503 `database_unavailable` when the database could not be reached.
+        case storage(any Error)
 
         var outcome: String {
             switch self {
@@ -49,7 +51,7 @@ struct SignIn: Sendable {
             case .keysUnavailable: "keys_unavailable"
             case .accountExists: "account_exists"
             case .binding(let conflict): conflict == .appleIDInUse ? "apple_id_in_use" : "conflict"
-            case .internalError: "error"
+            case .storage(let cause): cause is StoreUnavailable ? "database_unavailable" : "error"
             }
         }
     }
@@ -58,6 +60,8 @@ struct SignIn: Sendable {
     let store: Store
     let keys: KeySetCache
     let api: AppleAPI?
+    /// Where Apple's tokens go when the sign-in that got them fails.
+    let revoker: Revoker
     let metrics: Metrics
     let logger: Logger
     let clock: @Sendable () -> Int64
@@ -172,8 +176,7 @@ struct SignIn: Sendable {
         } catch let conflict as PasswordAccountConflict {
             throw .binding(conflict)
         } catch {
-            logger.error("sign-in storage failed", metadata: ["error": "\(error)", "request_id": .string(requestID)])
-            throw .internalError
+            throw .storage(error)
         }
         // `exp` is within `AppleClaims.latestTime` once verified, so adding the leeway below
         // cannot overflow; the clamp keeps that true should the bound ever move.
@@ -188,18 +191,19 @@ struct SignIn: Sendable {
         write.appleTokens = tokens.map { AppleTokenGrant(clientID: audience, refreshToken: $0.refreshToken, accessToken: $0.accessToken) }
         do {
             return try await commit(write, now)
-        } catch let conflict as SignInConflict {
-            if conflict == .accountExists, let tokens {
-                // Refused after Apple issued tokens (another instance created the password
-                // account meanwhile): they belong to nobody here.
-                await queueRevocation(of: tokens, clientID: audience, now: now, requestID: requestID)
-            }
-            throw await refused(conflict, input: input, subject: claims.subject, now: now, requestID: requestID)
-        } catch let conflict as PasswordAccountConflict {
-            throw .binding(conflict)
         } catch {
-            logger.error("sign-in not stored", metadata: ["error": "\(error)", "request_id": .string(requestID)])
-            throw .internalError
+            // Refused (another instance made the password account or used the token meanwhile)
+            // or not stored (the database went away) after Apple issued tokens: they belong to
+            // nobody here.
+            if let tokens { await revokeUnowned(tokens, clientID: audience, now: now, requestID: requestID) }
+            switch error {
+            case let conflict as SignInConflict:
+                throw await refused(conflict, input: input, subject: claims.subject, now: now, requestID: requestID)
+            case let conflict as PasswordAccountConflict:
+                throw .binding(conflict)
+            default:
+                throw .storage(error)
+            }
         }
     }
 
@@ -272,7 +276,7 @@ struct SignIn: Sendable {
                   exchanged.claims.subject == subject
             else {
                 logger.warning("exchanged id_token does not name the same subject", metadata: ["request_id": .string(requestID)])
-                await queueRevocation(of: tokens, clientID: audience, now: now, requestID: requestID)
+                await revokeUnowned(tokens, clientID: audience, now: now, requestID: requestID)
                 throw .invalidToken(.subjectMismatch)
             }
         }
@@ -280,16 +284,10 @@ struct SignIn: Sendable {
     }
 
     /// The grant Apple just made belongs to nobody here: it goes to the revocation queue (SPEC
-    /// §7), whose worker revokes it.
-    private func queueRevocation(of tokens: TokenResponse, clientID: String, now: Int64, requestID: String) async {
+    /// §7), whose worker revokes it, or straight to Apple when the queue is unavailable too.
+    private func revokeUnowned(_ tokens: TokenResponse, clientID: String, now: Int64, requestID: String) async {
         // The refresh token revokes the whole grant; an exchange always carries an access token.
         let (token, kind) = tokens.refreshToken.map { ($0, TokenKind.refresh) } ?? (tokens.accessToken, TokenKind.access)
-        do {
-            try await store.queueRevocation(clientID: clientID, token: token, kind: kind, now: now)
-        } catch {
-            logger.error("tokens of a refused sign-in could not be queued for revocation", metadata: [
-                "error": "\(error)", "request_id": .string(requestID),
-            ])
-        }
+        await revoker.revokeUnowned(token, kind: kind, clientID: clientID, now: now, requestID: requestID)
     }
 }

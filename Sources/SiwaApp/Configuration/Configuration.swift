@@ -73,6 +73,10 @@ public struct Configuration: Sendable, Equatable {
     /// One delivery attempt's deadline: SPEC §8's 10 s. Not a configuration key; tests that
     /// must tell "during an attempt" from "after it" on a loaded machine lengthen it.
     public var webhookAttemptDeadline: Duration = .seconds(10)
+    /// How long a SQLite write waits for a lock another process holds before the request is
+    /// answered 503 `database_unavailable`; nil is the store's 5 s. Not a configuration key;
+    /// tests that hold the lock shorten it.
+    public var databaseBusyTimeout: Duration?
     /// Turns on `/admin/*`: at least 32 characters, compared in constant time.
     public var adminToken: String?
     /// Lifetime of access tokens from `POST /api/token`, at most an hour.

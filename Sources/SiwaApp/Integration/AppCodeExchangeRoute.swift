@@ -14,7 +14,12 @@ struct AppCodeExchangeRoute: Sendable {
     static let invalidGrant = APIError(status: 400, code: "invalid_grant", description: "the code is unknown, used or expired, or the verifier does not match")
 
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let object = try? JSONParser.parse(request.body).object else { throw APIError.invalidRequest("the body must be a JSON object") }
+        let object: JSONObject
+        do {
+            object = try JSONParser.object(request.body)
+        } catch {
+            throw APIError.invalidRequest(error.description)
+        }
         guard let code = object["code"]?.string, !code.isEmpty, code.utf8.count <= 512 else {
             throw APIError.invalidRequest("code is required and must be a non-empty string")
         }

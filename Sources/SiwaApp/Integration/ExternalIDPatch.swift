@@ -20,7 +20,12 @@ struct ExternalIDPatch: Sendable, Equatable {
     }
 
     init(parsing body: [UInt8]) throws(Invalid) {
-        guard let object = try? JSONParser.parse(body).object else { throw Invalid(description: "the body must be a JSON object") }
+        let object: JSONObject
+        do {
+            object = try JSONParser.object(body)
+        } catch {
+            throw Invalid(description: error.description)
+        }
         if let unknown = object.keys.first(where: { $0 != "external_id" }) {
             throw Invalid(description: "unknown field \"\(unknown.prefix(40))\"; only external_id can be changed")
         }

@@ -32,7 +32,7 @@ struct UserListQuery: Sendable, Equatable {
         } catch .duplicate(let name) {
             throw Invalid(description: "\(Self.quoted(name)) is given more than once")
         } catch {
-            throw Invalid(description: "the query is not well-formed percent-encoded UTF-8")
+            throw Invalid(description: "the query is not well-formed percent-encoded UTF-8 (without U+0000)")
         }
         for (name, value) in fields.fields {
             switch name {

@@ -78,7 +78,7 @@ enum OpenAPIDocument {
               "429": {"$ref": "#/components/responses/TooManyRequests"},
               "500": {"$ref": "#/components/responses/InternalError"},
               "502": {"description": "`apple_unavailable`: Apple unreachable, timed out or failing.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-              "503": {"description": "`keys_unavailable`: Apple's signing keys are not loaded (fresh or persisted).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+              "503": {"description": "`keys_unavailable`: Apple's signing keys are not loaded (fresh or persisted); `database_unavailable`: the database cannot be reached (Apple's new tokens, if the code was exchanged, are revoked). Nothing was created.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
             }
           }
         },

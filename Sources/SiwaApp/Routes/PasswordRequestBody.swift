@@ -6,8 +6,11 @@ struct PasswordRequestBody: Sendable {
     private let object: JSONObject
 
     init(parsing body: [UInt8]) throws(PasswordFailure) {
-        guard let object = try? JSONParser.parse(body).object else { throw Self.invalid("the body must be a JSON object") }
-        self.object = object
+        do {
+            object = try JSONParser.object(body)
+        } catch {
+            throw Self.invalid(error.description)
+        }
     }
 
     /// A non-empty string.

@@ -90,7 +90,10 @@ struct PasswordRoutes: Sendable {
         let bound = try await signIn.bind(
             input, userID: checked.credential.userID, removingPassword: checked.credential.hash, makesSession: true,
             requestID: request.requestID)
-        guard let session = bound.session else { throw SignIn.Failure.internalError }
+        // `makesSession` promises one; should the store break that promise, say so plainly.
+        guard let session = bound.session else {
+            throw APIError(status: 500, code: "internal_error", description: "the upgrade made no session")
+        }
         return signedIn(bound.user, session, created: false, status: 200, request: request)
     }
 

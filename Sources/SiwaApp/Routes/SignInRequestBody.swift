@@ -19,7 +19,12 @@ struct SignInRequestBody: Sendable, Equatable {
     }
 
     init(parsing body: [UInt8]) throws(Invalid) {
-        guard let object = try? JSONParser.parse(body).object else { throw Invalid(description: "the body must be a JSON object") }
+        let object: JSONObject
+        do {
+            object = try JSONParser.object(body)
+        } catch {
+            throw Invalid(description: error.description)
+        }
         guard let token = object["identity_token"]?.string, !token.isEmpty else {
             throw Invalid(description: "identity_token is required and must be a non-empty string")
         }

@@ -19,7 +19,8 @@ public final class Application: Sendable {
     let apple: AppleServices
     /// Apple's refresh and access tokens, sealed at rest.
     var tokenVault: AppleTokenVault { store.vault }
-    private let revoker: Revoker
+    /// Works the revocation queue; holds what the queue cannot take while the database is away.
+    let revoker: Revoker
     private let refreshValidator: RefreshValidator?
     /// Delivers the webhook outbox when `webhook_url` is set.
     private let webhookDeliverer: WebhookDeliverer?
@@ -99,19 +100,19 @@ public final class Application: Sendable {
                 keys: accessTokenKeys, issuer: configuration.publicURL, audience: configuration.accessTokenAudience,
                 ttl: Int64(configuration.accessTokenTTL.components.seconds)),
             keys: accessTokenKeys)
+        let revoker = Revoker(
+            api: apple.api, store: store, backoff: Int64(configuration.revocationBackoff.components.seconds),
+            backoffMax: Int64(configuration.revocationBackoffMax.components.seconds), metrics: metrics, logger: logger,
+            clock: clocks.wall)
+        self.revoker = revoker
         let signIn = SignIn(
-            configuration: configuration, store: store, keys: apple.keys, api: apple.api, metrics: metrics, logger: logger,
+            configuration: configuration, store: store, keys: apple.keys, api: apple.api, revoker: revoker, metrics: metrics, logger: logger,
             clock: clocks.wall)
         let cookies = SessionCookies(publicOrigin: configuration.publicOrigin)
         let nativeSignIn = NativeSignInRoute(signIn: signIn, cookies: cookies)
         router.add(.post, "/api/auth/apple", limited { request in try await nativeSignIn.handle(request) })
         let exchange = AppCodeExchangeRoute(store: store, sessionTTL: Int64(configuration.sessionTTL.components.seconds), clock: clocks.wall)
         router.add(.post, "/api/auth/exchange", limited { request in try await exchange.handle(request) })
-        let revoker = Revoker(
-            api: apple.api, queue: store.revocations, backoff: Int64(configuration.revocationBackoff.components.seconds),
-            backoffMax: Int64(configuration.revocationBackoffMax.components.seconds), metrics: metrics, logger: logger,
-            clock: clocks.wall)
-        self.revoker = revoker
         let validationInterval = Int64(configuration.refreshValidationInterval.components.seconds)
         if let api = apple.api, validationInterval > 0 {
             refreshValidator = RefreshValidator(
@@ -248,6 +249,13 @@ public final class Application: Sendable {
             group.cancelAll()
         }
         passwordHasher.stop()
+        // Revocations held while the database was away: a last chance to queue them durably.
+        await revoker.queueHeld()
+        if revoker.held.count > 0 {
+            logger.error("revocations held in memory are lost: the database did not take them before the stop", metadata: [
+                "count": .stringConvertible(revoker.held.count),
+            ])
+        }
         // Otherwise a session used since the last batch would look idle up to a batch early.
         do {
             try await lastSeen.flush(now: wallClock())

@@ -41,6 +41,10 @@ struct PageError: Error, Sendable {
         status: 400, title: "Account not deleted", message: "Tick the box to confirm that you want to delete your account.")
     static let webSignInNotConfigured = PageError(
         status: 500, title: "Sign in is not set up", message: "The server has no web_client_id (Services ID) configured.")
+    /// A form's body (or a link's query) is not form data, or holds a U+0000 (SPEC §16).
+    static let unreadableForm = PageError(status: 400, title: "Request refused", message: "This request could not be read. Reload the page and try again.")
+    static let databaseUnavailable = PageError(
+        status: 503, title: "Please try again", message: "The service cannot reach its database right now. Nothing was changed; try again in a moment.")
 }
 
 /// The errors of a route people reach in a browser: whatever it throws is shown as a page
@@ -64,8 +68,11 @@ struct ShownAsPage: Error {
 }
 
 /// The one place where a failure becomes a response: every failure type of the application,
-/// with its status, code and words (SPEC §4 for the API, SPEC §7 for the web flow's pages). An
-/// error no case knows is a bug or a fault (the database): a 500, logged with the request id.
+/// with its status, code and words (SPEC §4 for the API, SPEC §7 for the web flow's pages).
+/// Failures that carry a cause (a sign-in's storage error) are answered by their cause, so a
+/// database that cannot be reached is 503 `database_unavailable` on every route, whichever
+/// layer met it (SPEC §16). An error no case knows is a bug or a fault: a 500, logged with the
+/// request id.
 struct ErrorResponses: Sendable {
     let logger: Logger
 
@@ -102,7 +109,7 @@ struct ErrorResponses: Sendable {
             case .accountExists:
                 return json(409, code: "account_exists", description: "this email belongs to an account with a password: sign in with it, then add Sign in with Apple")
             case .binding(let conflict): return response(for: conflict)
-            case .internalError: return json(500, code: "internal_error", description: "the sign-in could not be stored")
+            case .storage(let cause): return response(for: cause, request: request)
             }
         case is ExternalIDTaken:
             return json(409, code: "conflict", description: "another user already has this external_id")
@@ -180,9 +187,14 @@ struct ErrorResponses: Sendable {
         switch error {
         case let refusal as PageError:
             return Pages.error(refusal.status, title: refusal.title, message: refusal.message)
+        case WebSignIn.Failure.signIn(.storage(let cause)):
+            return page(for: cause, request: request)
         case let failure as WebSignIn.Failure:
             let (status, title, message) = Self.page(for: failure)
             return Pages.error(status, title: title, message: message)
+        case is StoreUnavailable:
+            let unavailable = PageError.databaseUnavailable
+            return Pages.error(unavailable.status, title: unavailable.title, message: unavailable.message)
         case is APIError, is HTTPRefusal:
             return response(for: error, request: request)
         default:
@@ -217,7 +229,7 @@ struct ErrorResponses: Sendable {
             case .binding(.otherAppleID):
                 return (409, "Apple ID not added", "Your account has another Apple ID. Remove it before adding this one.")
             case .binding: return (400, "Apple ID not added", "Your session ended before Sign in with Apple was added. Please sign in and try again.")
-            case .internalError: return (500, "Sign in failed", "Your sign-in could not be saved. Please try again.")
+            case .storage: return (500, "Sign in failed", "Your sign-in could not be saved. Please try again.")
             }
         }
     }

@@ -11,7 +11,9 @@ extension Store {
         var dataKey: [UInt8] = []
         let events = configuration.webhookURL == nil ? nil : WebhookEventBody.renderer
         // The key is asked for once the database (and its folder) exists.
-        let store = try Store.open(configuration.database, connections: connections, events: events) {
+        let store = try Store.open(
+            configuration.database, connections: connections, busyTimeout: configuration.databaseBusyTimeout, events: events
+        ) {
             dataKey = try DataKeyFile.key(for: configuration, logger: logger)
             return dataKey
         }

@@ -37,7 +37,7 @@ extension AccountPages {
         } catch is SessionAuthenticator.Refusal {
             return Pages.seeOther("/")
         }
-        let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
+        guard let query = try? FormFields(parsing: request.query ?? "") else { throw PageError.unreadableForm }
         guard csrf.isValid(query["csrf"], for: found.session.id) else { throw PageError.formExpired }
         guard found.session.createdAt > authenticator.clock() - PasswordAccounts.recentSignIn else {
             return Pages.seeOther("/account?error=" + ErrorResponses.code(.reauthenticationRequired))

@@ -111,9 +111,8 @@ struct AccountPages: Sendable {
         } catch SessionAuthenticator.Refusal.forbidden {
             throw PageError.foreignOrigin
         }
-        guard let fields = try? FormFields(parsing: request.body), csrf.isValid(fields["csrf"], for: found.session.id) else {
-            throw PageError.formExpired
-        }
+        guard let fields = try? FormFields(parsing: request.body) else { throw PageError.unreadableForm }
+        guard csrf.isValid(fields["csrf"], for: found.session.id) else { throw PageError.formExpired }
         return try await action(found, fields)
     }
 }

@@ -77,9 +77,8 @@ struct PasswordForms: Sendable {
         let origin = request.headers["Origin"]
         guard origin == cookies.publicOrigin || origin == "null" else { throw PageError.foreignOrigin }
         let cookie = SessionAuthenticator.cookie(SessionCookies.formName, in: request.headers.values("Cookie"))
-        guard let fields = try? FormFields(parsing: request.body), csrf.isValidForm(fields["csrf"], cookie: cookie) else {
-            throw PageError.formExpired
-        }
+        guard let fields = try? FormFields(parsing: request.body) else { throw PageError.unreadableForm }
+        guard csrf.isValidForm(fields["csrf"], cookie: cookie) else { throw PageError.formExpired }
         do {
             return try await action(fields)
         } catch let failure as PasswordFailure {

@@ -7,8 +7,8 @@ import Store
 /// Apple with a fresh state and nonce and a binding cookie; `POST /auth/apple/callback` takes
 /// Apple's `form_post` back, checks the state (known, unused, unexpired, bound to this browser),
 /// signs in with the id_token whose nonce must be the stored one, exchanges the code with
-/// `redirect_uri`, and lands on `return_to` with the session cookie. Any callback uses up its
-/// state; a failure is an HTML page and creates no user and no session.
+/// `redirect_uri`, and lands on `return_to` with the session cookie. Any callback that can be
+/// read uses up its state; a failure is an HTML page and creates no user and no session.
 struct WebSignIn: Sendable {
     let configuration: Configuration
     let store: WebSignInStore
@@ -136,7 +136,7 @@ struct WebSignIn: Sendable {
         do {
             userID = try await sessions.owner(sessionID: sessionID, now: clock())
         } catch {
-            throw .signIn(.internalError)
+            throw .signIn(.storage(error))
         }
         guard let userID else { throw .signIn(.binding(.userGone)) }
         do throws(SignIn.Failure) {
@@ -149,11 +149,19 @@ struct WebSignIn: Sendable {
     /// The state and the binding cookie, then the sign-in input with the stored nonce.
     private func check(_ fields: FormFields?, request: HTTPRequest) async throws(Failure) -> (PendingWebSignIn, SignIn.Input) {
         guard let fields, let state = fields.nonEmpty("state") else { throw .malformed }
+        // Apple's one-time `user`: a JSON string inside the form field (APPLE.md §1.2). One that
+        // does not read (a U+0000 in it, say) is refused as the unreadable form is, before the
+        // state is used up or anything goes to Apple.
+        var profile: ClientProfile?
+        if let user = fields.nonEmpty("user") {
+            guard let object = try? JSONParser.parse(user).object else { throw .malformed }
+            profile = ClientProfile(AppleUserObject(object))
+        }
         let consumed: WebSignInStore.Consumed
         do {
             consumed = try await store.consume(state: state, now: clock())
         } catch {
-            throw .signIn(.internalError)
+            throw .signIn(.storage(error))
         }
         let pending: PendingWebSignIn
         switch consumed {
@@ -168,10 +176,7 @@ struct WebSignIn: Sendable {
         guard let token = fields.nonEmpty("id_token"), let code = fields.nonEmpty("code") else { throw .malformed }
         var input = SignIn.Input(identityToken: token, authorizationCode: code, nonce: pending.nonce)
         input.deviceName = DeviceName.describe(userAgent: request.headers["User-Agent"])
-        // Apple's one-time `user`: a JSON string inside the form field (APPLE.md §1.2).
-        if let user = fields.nonEmpty("user"), let object = try? JSONParser.parse(user).object {
-            input.profile = ClientProfile(AppleUserObject(object))
-        }
+        input.profile = profile
         return (pending, input)
     }
 }

@@ -106,13 +106,6 @@ struct PostgresEngine: StoreEngine {
     }
 }
 
-/// The database cannot take the request now (PostgreSQL down, restarting, or every pooled
-/// connection busy): answered 503 `database_unavailable`, nothing was changed.
-public struct StoreUnavailable: Error, Sendable, CustomStringConvertible {
-    public let reason: String
-    public var description: String { reason }
-}
-
 /// A PostgreSQL connection as the Store's SQL sees it: `?` placeholders numbered `$1…`; values
 /// and rows are the drivers' shared types (module SQLRow), so nothing is converted.
 final class PostgresSession: SQLConnection {
