@@ -270,6 +270,33 @@ struct TeamTransferTests {
         }
     }
 
+    /// SPEC §16: an external id a spreadsheet would run as a formula is written with a leading
+    /// `'`, and the import reads the file the export wrote back to the values in the database.
+    @Test func formulaLikeExternalIDsAreDefusedInTheFileAndReadBackExactly() async throws {
+        try await Self.withFixture { fixture in
+            try await fixture.seed(3)
+            let store = try Store.open(fixture.databaseA, connections: 2) { TeamTransferTests.dataKey }
+            let externalIDs = [#"=HYPERLINK("http://evil.example","x")"#, "-1", "crm-3"]
+            for (user, externalID) in zip(fixture.users, externalIDs) {
+                _ = try await store.setExternalID(userID: user.id, externalID: externalID, now: fixture.clock.now)
+            }
+            store.close()
+            #expect(try await fixture.export() == TransferSummary(done: 3, skipped: 0, failed: 0))
+
+            let text = try String(contentsOfFile: fixture.csv, encoding: .utf8)
+            #expect(text.contains(#","'=HYPERLINK(""http://evil.example"",""x"")","#), "\(text)")
+            #expect(text.contains(",'-1,") && text.contains(",crm-3,"), "\(text)")
+            let cells = text.split(separator: "\n").dropFirst().flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            #expect(!cells.contains { $0.first.map { "=+-@".contains($0) } ?? false }, "no cell starts a formula")
+
+            let transfer = try fixture.transfer(fixture.configuration(try fixture.teamA, database: fixture.databaseA))
+            defer { transfer.close() }
+            let stored = try await transfer.store.transfers.exported(target: Self.teamB)
+            #expect(Set(stored.compactMap(\.externalID)) == Set(externalIDs))
+            #expect(try TransferCSV.parse(Array(text.utf8)) == stored, "the import reads what the database holds")
+        }
+    }
+
     @Test func appleStayingDownStopsTheRunAndTheNextRunFinishesIt() async throws {
         try await Self.withFixture { fixture in
             try await fixture.seed(10)
