@@ -7,7 +7,10 @@ public struct MigratedUser: Sendable, Equatable {
     public let sub: String
     /// Only for users of Hide My Email: each team gets its own relay address.
     public let email: String?
-    /// A real boolean on this endpoint; read as tolerantly as the identity token's anyway.
+    /// Whether `email` is a relay address: Apple's `is_private_email`, and nothing else. The
+    /// address's domain says nothing (relay addresses were `@privaterelay.appleid.com`; new
+    /// ones are reported at `@private.icloud.com`). A real boolean on this endpoint, read as
+    /// tolerantly as the identity token's anyway; absent, it is false.
     public let isPrivateEmail: Bool
 
     public init(sub: String, email: String?, isPrivateEmail: Bool) {
@@ -23,8 +26,7 @@ public struct MigratedUser: Sendable, Equatable {
         isPrivateEmail = switch object["is_private_email"] {
         case .bool(let flag)?: flag
         case .string(let text)?: text.lowercased() == "true"
-        // Apple sends the address only to relay users; one without the flag is still one.
-        default: email?.hasSuffix("@privaterelay.appleid.com") ?? false
+        default: false
         }
     }
 }

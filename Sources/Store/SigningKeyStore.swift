@@ -137,11 +137,27 @@ public struct SigningKeyStore: Sendable {
         }
     }
 
-    /// `rotate`, blocking: for the `rotate-signing-key` command.
-    @discardableResult
-    public func rotateBlocking(now: Int64, activatesAt: Int64, make: () throws -> NewSigningKey) throws -> String? {
+    /// `rotate-signing-key` (SPEC §16): an operator rotating by hand usually has a reason (a
+    /// key that leaked), so `make()`'s key signs at once instead of after a publication lead.
+    /// Every other key still signing, or due to sign until later, is retired at `now` and stays
+    /// published a day (`retiredKeyLifetime`); with `removingOlder`, every other key is deleted
+    /// and leaves the JWKS at once. Returns the new kid, and the kids published before.
+    public func replaceNowBlocking(
+        now: Int64, removingOlder: Bool, make: () throws -> NewSigningKey
+    ) throws -> (kid: String, replaced: [String]) {
         try engine.writeBlocking { connection in
-            try rotate(now: now, activatesAt: activatesAt, ifNewestCreatedAtOrBefore: nil, make: make, in: connection)
+            try Self.lock(connection)
+            let key = try make()
+            let before = try published(now: now, in: connection).map(\.kid)
+            if removingOlder {
+                try connection.run("DELETE FROM signing_keys")
+            } else {
+                // A retirement set later by a scheduled rotation is brought forward too: the key
+                // it retires would otherwise go on signing until then, before the new one.
+                try connection.run("UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL OR retired_at > ?", [.integer(now), .integer(now)])
+            }
+            try insert(key, now: now, in: connection)
+            return (key.kid, before)
         }
     }
 

@@ -73,6 +73,8 @@ public struct TransferStatus: Sendable, Equatable {
     public let failed: Int
     /// When the first import started, from which Apple's 60 days are counted; nil before.
     public let windowStartedAt: Int64?
+    /// Users without an Apple ID (password accounts): nothing to transfer, so skipped.
+    public var withoutAppleID = 0
 }
 
 /// Each user's way through a team transfer (SPEC §10, table `team_transfers`), so that
@@ -92,13 +94,15 @@ public struct TeamTransferStore: Sendable {
 
     // MARK: - Sending team
 
-    /// Users not yet exported for `target`, in id order after `afterUserID`.
+    /// Users with an Apple ID not yet exported for `target`, in id order after `afterUserID`.
+    /// A user without one (a password account) has nothing Apple could transfer.
     public func pendingExports(target: String, after afterUserID: String, limit: Int) async throws -> [TransferExportCandidate] {
         try await engine.read { connection in
             try connection.query(
                 """
                 SELECT u.id, u.apple_sub, u.external_id FROM users u LEFT JOIN team_transfers t ON t.user_id = u.id
-                WHERE u.id > ? AND (t.user_id IS NULL OR t.target_team <> ? OR t.exported_at IS NULL OR t.imported_at IS NOT NULL)
+                WHERE u.id > ? AND u.apple_sub IS NOT NULL
+                    AND (t.user_id IS NULL OR t.target_team <> ? OR t.exported_at IS NULL OR t.imported_at IS NOT NULL)
                 ORDER BY u.id LIMIT ?
                 """,
                 [.text(afterUserID), .text(target), .integer(Int64(limit))]
@@ -109,14 +113,17 @@ public struct TeamTransferStore: Sendable {
         }
     }
 
-    /// How many users there are, and how many of them are already exported for `target`.
-    public func exportProgress(target: String) async throws -> (users: Int, exported: Int) {
+    /// How many users there are, how many of them are already exported for `target`, and how
+    /// many have no Apple ID (skipped: there is nothing to transfer for them).
+    public func exportProgress(target: String) async throws -> (users: Int, exported: Int, withoutAppleID: Int) {
         try await engine.read { connection in
-            let users = try connection.queryOne("SELECT COUNT(*) FROM users")?.int(0) ?? 0
+            let users = try connection.queryOne("SELECT COUNT(*) AS users, COUNT(apple_sub) AS apple FROM users")
             let exported = try connection.queryOne(
                 "SELECT COUNT(*) FROM team_transfers WHERE target_team = ? AND exported_at IS NOT NULL AND imported_at IS NULL",
                 [.text(target)])?.int(0) ?? 0
-            return (users, exported)
+            let all = try users?.int("users") ?? 0
+            let withAppleID = try users?.int("apple") ?? 0
+            return (all, exported, all - withAppleID)
         }
     }
 
@@ -305,12 +312,15 @@ public struct TeamTransferStore: Sendable {
 
     // MARK: - Both
 
-    /// Before any import the step is exporting: users not yet exported (nor failed) are
-    /// pending. Once an import has started, pending are the recorded users not yet imported
-    /// (nor failed): after the window, pending and failed users are the ones left behind.
+    /// Before any import the step is exporting: users with an Apple ID not yet exported (nor
+    /// failed) are pending. Once an import has started, pending are the recorded users not yet
+    /// imported (nor failed): after the window, pending and failed users are the ones left
+    /// behind. Users without an Apple ID are never pending.
     public func status() async throws -> TransferStatus {
         try await engine.read { connection in
-            let users = try connection.queryOne("SELECT COUNT(*) FROM users")?.int(0) ?? 0
+            let counted = try connection.queryOne("SELECT COUNT(*) AS users, COUNT(apple_sub) AS apple FROM users")
+            let users = try counted?.int("users") ?? 0
+            let withAppleID = try counted?.int("apple") ?? 0
             let counts = try connection.queryOne(
                 """
                 SELECT COUNT(exported_at) AS exported, COUNT(imported_at) AS imported, COUNT(last_error) AS failed,
@@ -321,11 +331,11 @@ public struct TeamTransferStore: Sendable {
             let failed = try counts?.int("failed") ?? 0
             let windowStartedAt = try ServerState.get(Self.windowKey, in: connection).flatMap { Int64(String(decoding: $0, as: UTF8.self)) }
             let pending = try windowStartedAt == nil
-                ? max(0, users - (counts?.int("exported_not_imported") ?? 0) - failed)
+                ? max(0, withAppleID - (counts?.int("exported_not_imported") ?? 0) - failed)
                 : counts?.int("awaiting") ?? 0
             return TransferStatus(
                 users: users, exported: try counts?.int("exported") ?? 0, imported: try counts?.int("imported") ?? 0, pending: pending,
-                failed: failed, windowStartedAt: windowStartedAt)
+                failed: failed, windowStartedAt: windowStartedAt, withoutAppleID: users - withAppleID)
         }
     }
 

@@ -7,7 +7,7 @@
 // Writes into DIR:
 //   env               SIWA_* settings for team A (the simulator's configured team)
 //   developer-key.p8  the key those settings name
-//   users.csv         id,sub,email of each person, for the database the benchmark seeds
+//   users.csv         id,sub,email,is_private_email of each person, for the database the benchmark seeds
 //   ready             the simulator's base URL, written last
 // then serves until it is killed. POST /sim/transfer on its port moves the app to team B.
 import AppleSimulator
@@ -45,13 +45,14 @@ struct TransferFixture {
             SIWA_CLIENT_IDS=\(Self.clientID)
 
             """, to: folder + "/env")
-        var lines = "id,sub,email\n"
+        var lines = "id,sub,email,is_private_email\n"
         for index in 0..<users {
             let sub = "000903.\(String(index, radix: 16)).0903"
             // A third hide their email, as in the wild; the rest share a real one.
-            let email = index % 3 == 0 ? "t\(index)@privaterelay.appleid.com" : "t\(index)@example.com"
-            simulator.recordAuthorization(sub: sub, clientID: Self.clientID, email: email)
-            lines += "usr_transfer\(index),\(sub),\(email)\n"
+            let hidden = index % 3 == 0
+            let email = hidden ? "t\(index)@private.icloud.com" : "t\(index)@example.com"
+            simulator.recordAuthorization(sub: sub, clientID: Self.clientID, email: email, isPrivateEmail: hidden)
+            lines += "usr_transfer\(index),\(sub),\(email),\(hidden ? 1 : 0)\n"
         }
         try writer.write(lines, to: folder + "/users.csv")
         try writer.write("\(simulator.baseURL)\n", to: folder + "/ready")

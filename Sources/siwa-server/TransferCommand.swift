@@ -22,7 +22,8 @@ struct TransferCommand: AsyncParsableCommand {
             abstract: "Get every user's transfer_sub for the receiving team and write user_id,external_id,transfer_sub as CSV.",
             discussion: """
                 Run by the sending team, with its own configuration, before it transfers the app. \
-                Users already exported for TEAM_ID are skipped. Exit 0 when no user failed, 1 when \
+                Users already exported for TEAM_ID, and users without an Apple ID (password \
+                accounts: nothing to transfer), are skipped and counted. Exit 0 when no user failed, 1 when \
                 some did (one line each on stderr), 2 for configuration errors, 130 when interrupted.
                 """
         )
@@ -90,7 +91,7 @@ struct TransferCommand: AsyncParsableCommand {
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "status",
-            abstract: "Users, exported, imported, pending, failed, and the days left of Apple's 60-day window."
+            abstract: "Users, exported, imported, pending, failed, skipped (no Apple ID), and the days left of Apple's 60-day window."
         )
 
         @OptionGroup var options: ConfigurationOptions

@@ -70,7 +70,7 @@ import TestSupport
         let receiver = try Self.api(simulator, team: moved.toTeam)
         let user = try await receiver.migratedUser(transferSubject: transferSub, clientID: Self.app)
         #expect(user.sub == simulator.subject(of: Self.sub, inTeam: Self.teamB))
-        #expect(user.email?.hasSuffix("@privaterelay.appleid.com") == true && user.email != "c@privaterelay.appleid.com")
+        #expect(user.email?.hasSuffix("@private.icloud.com") == true && user.email != "c@privaterelay.appleid.com")
         #expect(user.isPrivateEmail)
         await simulator.stop()
     }

@@ -105,7 +105,7 @@ import WireFormat
             let userText = try #require(web.fields["user"])
             let user = try #require(try JSONParser.parse(userText).object)
             let relay = try #require(user["email"]?.string)
-            #expect(relay.hasSuffix("@privaterelay.appleid.com"))
+            #expect(relay.hasSuffix("@private.icloud.com"), "new relay addresses are at private.icloud.com")
             #expect(user["name"]?.object?["lastName"] == nil, "blank parts are left out")
             let token = try CompactJWS(try #require(web.fields["id_token"])).payload
             #expect(token["is_private_email"] == .string("true"))

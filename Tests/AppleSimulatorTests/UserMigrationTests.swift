@@ -221,7 +221,7 @@ import WireFormat
             #expect(adaInB != Self.ada)
             #expect(adaBody["sub"]?.string == adaInB)
             let newRelay = try #require(adaBody["email"]?.string)
-            #expect(newRelay.hasSuffix("@privaterelay.appleid.com") && newRelay != adaRelay, "Hide My Email gives team B its own address")
+            #expect(newRelay.hasSuffix("@private.icloud.com") && newRelay != adaRelay, "Hide My Email gives team B its own (new) address")
             #expect(adaBody["is_private_email"] == .bool(true), "a real boolean here")
             let bob = try await teamB.exchange(try #require(transferSubs[Self.bob]), bearer: tokenB)
             #expect(try bob.jsonObject().keys == ["sub"], "email only for relay users")

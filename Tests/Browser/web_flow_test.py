@@ -186,7 +186,7 @@ class WebFlowTest(unittest.TestCase):
         self.sign_in(first, "Grace", "Hopper", hide_email=True, shot="1")
         self.assertEqual(first.find_element(By.ID, "greeting").text, "Hello, Grace Hopper")
         email = first.find_element(By.ID, "profile-email").text
-        self.assertRegex(email, r"@privaterelay\.appleid\.com")
+        self.assertRegex(email, r"@private\.icloud\.com$")
         self.assertIn("Hide My Email relay", email)
         self.assertEqual(len(self.session_rows(first)), 1)
         cookies = {cookie["name"]: cookie for cookie in first.get_cookies()}

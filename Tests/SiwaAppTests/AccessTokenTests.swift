@@ -244,6 +244,97 @@ struct AccessTokenTests {
         await fixture.stop()
     }
 
+    /// The kid of a fresh token from `application`, and the kids of its JWKS.
+    static func signer(_ application: Application, session: String) async throws -> (token: String, jwks: [String]) {
+        let reply = try await send(application, "POST", "/api/token", headers: ["Authorization": "Bearer \(session)"])
+        let token = try #require(reply.json?["access_token"]?.string, "\(reply.body)")
+        let jwks = try await send(application, "GET", "/.well-known/jwks.json")
+        return (
+            try #require(try decode(token).header["kid"]?.string),
+            try #require(jwks.json?["keys"]?.array).compactMap { $0.object?["kid"]?.string })
+    }
+
+    /// Stops the fixture's server and runs `body` with the server's configuration, as
+    /// `rotate-signing-key` would be run between a stop and a start; then starts the server
+    /// again on the same database and clock, and hands it to `after`.
+    static func withRestart(
+        _ fixture: Fixture, clock: HeldClock, between body: (Configuration) throws -> Void, after: (Application) async throws -> Void
+    ) async throws {
+        await fixture.application.stop()
+        var restarted: Application?
+        do {
+            let configuration = fixture.application.configuration
+            try body(configuration)
+            let application = try Application(configuration: configuration, accessLogSink: fixture.harness.sink, clocks: clock.clocks)
+            restarted = application
+            try application.start()
+            try await after(application)
+        } catch {
+            await restarted?.stop()
+            await fixture.harness.simulator.stop()
+            try? FileManager.default.removeItem(atPath: fixture.harness.folder)
+            throw error
+        }
+        await restarted?.stop()
+        await fixture.harness.simulator.stop()
+        try? FileManager.default.removeItem(atPath: fixture.harness.folder)
+    }
+
+    /// `rotate-signing-key` run while the server is stopped (SPEC §16): the server started
+    /// afterwards signs its very first token with the new key; the old key stays in the JWKS
+    /// until a day has passed, then leaves it.
+    @Test func aKeyRotatedByTheCommandSignsTheFirstTokenAfterAStart() async throws {
+        let start = Int64(Date().timeIntervalSince1970)
+        let clock = HeldClock(start)
+        let fixture = try Fixture(clock: clock) { $0.sessionIdleTTL = .seconds(60 * 86_400) }
+        let (_, session) = try await fixture.signIn(sub: "000905.00000000000000000000000000000905.0905", now: start)
+        let first = try #require(fixture.keys.publishedKids.first)
+        #expect(try await Self.signer(fixture.application, session: session) == (first, [first]))
+        clock.advance(by: 3_600)
+        var rotated: SigningKeyRotation.Rotated?
+        try await Self.withRestart(fixture, clock: clock) { configuration in
+            rotated = try SigningKeyRotation.rotate(configuration: configuration, logger: Logger(label: "test"), now: clock.now)
+        } after: { restarted in
+            let new = try #require(rotated)
+            #expect(new.kid != first && new.signsFrom == clock.now)
+            #expect(new.replacedUnpublishedAt == clock.now + 86_400)
+            #expect(try await Self.signer(restarted, session: session) == (new.kid, [first, new.kid]), "the first token carries the new kid")
+
+            clock.advance(by: 86_400 - 1)
+            await restarted.accessTokenKeys.maintain()
+            #expect(try await Self.signer(restarted, session: session) == (new.kid, [first, new.kid]))
+            clock.advance(by: 1)
+            await restarted.accessTokenKeys.maintain()
+            #expect(try await Self.signer(restarted, session: session) == (new.kid, [new.kid]), "a day after, the old key is gone")
+        }
+    }
+
+    /// `rotate-signing-key --retire-old` (a key that leaked): every older key leaves the JWKS at
+    /// once, also one a plain rotation had just replaced, and the new key signs.
+    @Test func retiringTheOldKeysLeavesOnlyTheNewOneInTheJWKS() async throws {
+        let start = Int64(Date().timeIntervalSince1970)
+        let clock = HeldClock(start)
+        let fixture = try Fixture(clock: clock) { $0.sessionIdleTTL = .seconds(60 * 86_400) }
+        let (_, session) = try await fixture.signIn(sub: "000906.00000000000000000000000000000906.0906", now: start)
+        let first = try #require(fixture.keys.publishedKids.first)
+        var plain: SigningKeyRotation.Rotated?
+        var retiring: SigningKeyRotation.Rotated?
+        try await Self.withRestart(fixture, clock: clock) { configuration in
+            plain = try SigningKeyRotation.rotate(configuration: configuration, logger: Logger(label: "test"), now: clock.now)
+            clock.advance(by: 60)
+            retiring = try SigningKeyRotation.rotate(configuration: configuration, logger: Logger(label: "test"), now: clock.now, retireOld: true)
+        } after: { restarted in
+            let (plain, retiring) = (try #require(plain), try #require(retiring))
+            #expect(plain.replaced == [first])
+            // Both made in the same second: in no particular order.
+            #expect(Set(retiring.replaced) == [first, plain.kid] && retiring.replaced.count == 2)
+            #expect(retiring.replacedUnpublishedAt == nil)
+            #expect(retiring.summary.contains("removed from the JWKS now (--retire-old)"), "\(retiring.summary)")
+            #expect(try await Self.signer(restarted, session: session) == (retiring.kid, [retiring.kid]))
+            #expect(restarted.accessTokenKeys.publishedKids == [retiring.kid])
+        }
+    }
+
     /// The signing key opens only with the `data_key` that sealed it: a server given another
     /// key refuses to start, saying why, rather than answer every token request with a 500. So
     /// does one whose key's row publishes another key's JWK.

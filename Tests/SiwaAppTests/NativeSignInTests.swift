@@ -74,6 +74,27 @@ import Testing
         await fixture.stop()
     }
 
+    /// Relay status comes from the token's `is_private_email`, never from the address's domain
+    /// (new relay addresses are at `private.icloud.com`): a relay at the new domain is a relay
+    /// (forwarding on), an address at the old relay domain the token calls not private is not.
+    @Test(arguments: [
+        ("ada@private.icloud.com", true, "enabled"),
+        ("ada@privaterelay.appleid.com", false, nil),
+        ("ada@privaterelay.appleid.com", true, "enabled"),
+    ] as [(String, Bool, String?)])
+    func relayStatusIsTheTokensFlagNotTheDomain(_ email: String, _ isPrivate: Bool, _ forwarding: String?) async throws {
+        let fixture = try await Fixture()
+        let token = try fixture.simulator.issueCode(
+            sub: Self.sub(7), clientID: Self.app, nonce: "n-7", email: email, isPrivateEmail: isPrivate).identityToken
+        let reply = try await fixture.signIn([("identity_token", .string(token)), ("nonce", .string("n-7"))])
+        #expect(reply.status == 200, "\(reply.body)")
+        let user = try #require(reply.json?["user"]?.object)
+        #expect(user["email"]?.string == email)
+        #expect(user["is_private_email"] == .bool(isPrivate))
+        #expect(user["email_forwarding"]?.string == forwarding)
+        await fixture.stop()
+    }
+
     @Test func theSameTokenNeverMakesASecondSession() async throws {
         let fixture = try await Fixture()
         let token = try fixture.simulator.issueCode(sub: Self.sub(2), clientID: Self.app, nonce: "n").identityToken

@@ -202,7 +202,9 @@ struct TeamTransferTests {
         #expect(fixture.console.lines.contains { $0.contains("user \(users[10].id)") && $0.contains("invalid_request") })
         let two = try #require(try await transferB.store.users.user(id: users[2].id))
         #expect(two.appleSub == fixture.simulator.subject(of: users[2].sub, inTeam: Self.teamB))
-        #expect(two.email != "u2@privaterelay.appleid.com" && two.email?.hasSuffix("@privaterelay.appleid.com") == true, "team B's relay address")
+        // Team B's relay address, at the new relay domain: relay because Apple says so.
+        #expect(two.email != "u2@privaterelay.appleid.com" && two.email?.hasSuffix("@private.icloud.com") == true, "team B's relay address")
+        #expect(two.isPrivateEmail && two.emailForwarding == .enabled)
         #expect(try await transferB.store.users.user(id: users[3].id)?.email == "u3@example.com")
         #expect(try await transferB.store.vault.load(userID: users[3].id) == nil, "team A's Apple tokens are gone")
         for index in 1...9 {
@@ -221,6 +223,80 @@ struct TeamTransferTests {
         #expect(after.contains("window closed") && after.contains("2 users were left behind"), "\(after)")
         let again = try await Self.signIn(harness, fixture.simulator, sub: users[1].sub)
         #expect(again.1 == false && again.2 == users[1].id, "the imported stay imported")
+    }
+
+    /// Password accounts have no Apple ID, so Apple has nothing to transfer for them (SPEC §16):
+    /// the export skips and counts them instead of stopping at the first one, and writes only
+    /// the Apple users, an Apple user who also set a password among them.
+    @Test func usersWithoutAnAppleIDAreSkippedAndCounted() async throws {
+        try await Self.withFixture { fixture in
+            try await fixture.seed(3)
+            let store = try Store.open(fixture.databaseA, connections: 2) { TeamTransferTests.dataKey }
+            var passwordOnly: [String] = []
+            for index in 0..<2 {
+                let signUp = PasswordSignUp(email: "p\(index)@example.com", hash: "$scrypt$h\(index)", sessionTTL: 86_400)
+                passwordOnly.append(try await store.createPasswordUser(signUp, now: fixture.clock.now).user.id)
+            }
+            // User 1 (u1@example.com) sets a first password: an Apple user with a password too.
+            let both = fixture.users[1].id
+            _ = try await store.setPassword(
+                userID: both, checkedHash: nil, newHash: "$scrypt$h-both", keptSessionID: "none", attempts: nil, now: fixture.clock.now)
+            #expect(try await store.passwordCredential(userID: both) != nil)
+            store.close()
+
+            let summary = try await fixture.export()
+            #expect(summary == TransferSummary(done: 3, skipped: 2, failed: 0))
+            #expect(summary.exitCode == 0 && summary.stop == nil)
+            #expect(fixture.console.lines.last?.contains("3 exported, 2 skipped, 0 failed (of 5 users, 2 without an Apple ID)") == true,
+                    "\(fixture.console.lines)")
+            #expect(Set(fixture.migrationCalls().compactMap { $0.parameters["sub"] }) == Set(fixture.users.map(\.sub)))
+            #expect(fixture.migrationCalls().count == 3, "Apple is asked about the Apple users only")
+            let rows = try String(contentsOfFile: fixture.csv, encoding: .utf8).split(separator: "\n").dropFirst()
+            #expect(rows.map { String($0.prefix { $0 != "," }) }.sorted() == fixture.users.map(\.id).sorted(), "only the Apple users")
+            for id in passwordOnly { #expect(!rows.contains { $0.hasPrefix(id) }) }
+
+            let transfer = try fixture.transfer(fixture.configuration(try fixture.teamA, database: fixture.databaseA))
+            defer { transfer.close() }
+            let status = try await TeamTransfer.status(of: transfer.store, now: fixture.clock.now)
+            #expect(status.contains("users     5") && status.contains("exported  3") && status.contains("pending   0"), "\(status)")
+            #expect(status.contains("skipped   2 without an Apple ID"), "\(status)")
+            #expect(try await transfer.store.users.user(id: passwordOnly[0])?.appleSub == nil, "nothing changed for them")
+
+            // Run again: everyone is skipped, nobody asked about.
+            fixture.simulator.clearCalls()
+            let again = try await transfer.export(target: Self.teamB, clientID: nil, destination: .file(fixture.csv), rate: 1000, dryRun: false)
+            #expect(again == TransferSummary(done: 0, skipped: 5, failed: 0))
+            #expect(fixture.migrationCalls().isEmpty)
+            _ = try await transfer.export(target: "TEAMCCCC01", clientID: nil, destination: .file(fixture.csv), rate: 1000, dryRun: true)
+            #expect(fixture.console.lines.last?.contains("5 users, 0 already exported for TEAMCCCC01, 2 without an Apple ID (skipped), 3 to ask Apple about") == true)
+        }
+    }
+
+    /// SPEC §16: an external id a spreadsheet would run as a formula is written with a leading
+    /// `'`, and the import reads the file the export wrote back to the values in the database.
+    @Test func formulaLikeExternalIDsAreDefusedInTheFileAndReadBackExactly() async throws {
+        try await Self.withFixture { fixture in
+            try await fixture.seed(3)
+            let store = try Store.open(fixture.databaseA, connections: 2) { TeamTransferTests.dataKey }
+            let externalIDs = [#"=HYPERLINK("http://evil.example","x")"#, "-1", "crm-3"]
+            for (user, externalID) in zip(fixture.users, externalIDs) {
+                _ = try await store.setExternalID(userID: user.id, externalID: externalID, now: fixture.clock.now)
+            }
+            store.close()
+            #expect(try await fixture.export() == TransferSummary(done: 3, skipped: 0, failed: 0))
+
+            let text = try String(contentsOfFile: fixture.csv, encoding: .utf8)
+            #expect(text.contains(#","'=HYPERLINK(""http://evil.example"",""x"")","#), "\(text)")
+            #expect(text.contains(",'-1,") && text.contains(",crm-3,"), "\(text)")
+            let cells = text.split(separator: "\n").dropFirst().flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            #expect(!cells.contains { $0.first.map { "=+-@".contains($0) } ?? false }, "no cell starts a formula")
+
+            let transfer = try fixture.transfer(fixture.configuration(try fixture.teamA, database: fixture.databaseA))
+            defer { transfer.close() }
+            let stored = try await transfer.store.transfers.exported(target: Self.teamB)
+            #expect(Set(stored.compactMap(\.externalID)) == Set(externalIDs))
+            #expect(try TransferCSV.parse(Array(text.utf8)) == stored, "the import reads what the database holds")
+        }
     }
 
     @Test func appleStayingDownStopsTheRunAndTheNextRunFinishesIt() async throws {
@@ -300,7 +376,7 @@ struct TeamTransferTests {
             let dry = try await transfer.export(target: "TEAMCCCC01", clientID: nil, destination: .file(fixture.csv), rate: 10, dryRun: true)
             #expect(dry.done == 0 && dry.exitCode == 0)
             #expect(fixture.simulator.calls.isEmpty)
-            #expect(fixture.console.lines.last?.contains("3 users, 0 already exported for TEAMCCCC01") == true)
+            #expect(fixture.console.lines.last?.contains("3 users, 0 already exported for TEAMCCCC01, 0 without an Apple ID") == true)
         }
     }
 }

@@ -20,6 +20,51 @@ import Testing
         #expect(try Self.parse(TransferCSV.header + "\n") == [], "no users is a file too")
     }
 
+    /// SPEC §16: a cell a spreadsheet would run as a formula gets a leading `'`; the import
+    /// takes exactly that quote off again.
+    @Test(arguments: [
+        ("=HYPERLINK(\"http://x\")", "\"'=HYPERLINK(\"\"http://x\"\")\""),
+        ("+1", "'+1"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tcmd", "'\tcmd"),
+        ("\rcmd", "\"'\rcmd\""),
+        ("=1,2", "\"'=1,2\""),
+        // Quotes then a formula character: one more quote, so the reading is never ambiguous.
+        ("'=1", "''=1"),
+        ("''+1", "'''+1"),
+    ])
+    func aCellThatWouldRunAsAFormulaIsWrittenWithALeadingQuote(_ externalID: String, _ written: String) throws {
+        let record = TransferRecord(userID: "usr_1", externalID: externalID, transferSub: "760417.ebbf.1827")
+        let text = TransferCSV.render([record])
+        #expect(text == "user_id,external_id,transfer_sub\nusr_1,\(written),760417.ebbf.1827\n")
+        #expect(try Self.parse(text) == [record], "read back as it was")
+    }
+
+    /// Anything else is written as before: no quote added, RFC 4180 quoting unchanged.
+    @Test(arguments: [
+        ("crm-1042", "crm-1042"), ("plain", "plain"), ("'quoted", "'quoted"), ("'", "'"), ("a=b", "a=b"), (" =1", " =1"),
+        ("x@example.com", "x@example.com"), ("crm, \"gold\"", "\"crm, \"\"gold\"\"\""), ("two\nlines", "\"two\nlines\""),
+    ])
+    func anyOtherCellIsWrittenAsBefore(_ externalID: String, _ written: String) throws {
+        let record = TransferRecord(userID: "usr_1", externalID: externalID, transferSub: "760417.ebbf.1827")
+        let text = TransferCSV.render([record])
+        #expect(text == "user_id,external_id,transfer_sub\nusr_1,\(written),760417.ebbf.1827\n")
+        #expect(try Self.parse(text) == [record])
+    }
+
+    /// Every cell is guarded, not only `external_id`: an id or `transfer_sub` that starts
+    /// with a formula character reads back the same too.
+    @Test func everyColumnIsGuardedAndRoundTrips() throws {
+        let records = [
+            TransferRecord(userID: "-usr_1", externalID: "@crm", transferSub: "=760417.ebbf.1827"),
+            TransferRecord(userID: "usr_2", externalID: nil, transferSub: "+760418.aaaa.0001"),
+        ]
+        let text = TransferCSV.render(records)
+        #expect(text == "user_id,external_id,transfer_sub\n'-usr_1,'@crm,'=760417.ebbf.1827\nusr_2,,'+760418.aaaa.0001\n")
+        #expect(try Self.parse(text) == records)
+    }
+
     @Test func spreadsheetHabitsAreRead() throws {
         // A byte-order mark, CRLF line ends and blank lines, as spreadsheets save files.
         let records = try Self.parse("\u{FEFF}user_id,external_id,transfer_sub\r\nusr_1,e1,ts1\r\n\r\nusr_2,,ts2\r\n")

@@ -5,9 +5,10 @@ import SQLite
 import Testing
 import TestSupport
 
-/// `siwa-server rotate-signing-key` (SPEC §8) with the real binary, against the database of a
-/// real server, on SQLite and on PostgreSQL: it prints the new kid and nothing secret, the
-/// server publishes the key and keeps signing with the old one until the publication lead ends.
+/// `siwa-server rotate-signing-key` (SPEC §8, §16) with the real binary, against the database
+/// of a running server, on SQLite and on PostgreSQL: it prints the new kid and nothing secret,
+/// the server signs with the new key from its next re-read of the keys, and `--retire-old`
+/// leaves only the new key in the JWKS.
 @Suite(.timeLimit(.minutes(2)))
 struct RotateSigningKeyCommandTests {
     enum Engine: String, CaseIterable, Sendable {
@@ -36,8 +37,18 @@ struct RotateSigningKeyCommandTests {
         return try JSONParser.parse(Array(try #require(Data(base64Encoded: header)))).object?["kid"]?.string
     }
 
+    /// Polls (at most 30 s: the server re-reads its keys every 5 s) until `condition` holds.
+    static func within30Seconds(_ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return try await condition()
+    }
+
     @Test(arguments: Engine.available)
-    func theCommandPublishesANewKeyThatServersSignWithAfterTheLead(_ engine: Engine) async throws {
+    func theCommandsKeySignsOnARunningServerWithinAPollAndRetireOldEmptiesTheJWKS(_ engine: Engine) async throws {
         let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let folder = ServerProcess.makeFolder()
@@ -55,37 +66,45 @@ struct RotateSigningKeyCommandTests {
         let session = try #require(signIn.json?["session"]?.object?["token"]?.string)
         #expect(try await Self.tokenKid(port: port, session: session) == first[0])
 
-        // Run while the server serves, on the same configuration.
+        // Run while the server serves, on the same configuration (the same SQLite file, or the
+        // same PostgreSQL database).
         let rotated = try await ServerProcess.run(["rotate-signing-key"], environment: environment, folder: folder)
         #expect(rotated.status == 0, "\(rotated.stderr)")
         let kid = rotated.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(kid.count == 43, "the kid alone on stdout: \(rotated.stdout)")
         #expect(kid != first[0])
-        #expect(rotated.stderr.contains("signs from") && rotated.stderr.contains("stays in the JWKS until"))
-        for output in [rotated.stdout, rotated.stderr] {
+        #expect(rotated.stderr.contains("signing from now") && rotated.stderr.contains("stays in the JWKS until"), "\(rotated.stderr)")
+        // The running server's next tokens carry the new kid once it re-reads the keys; the old
+        // key stays published.
+        #expect(try await Self.within30Seconds { try await Self.tokenKid(port: port, session: session) == kid })
+        #expect(Set(try await Self.kids(port: port)) == Set(first + [kid]))
+
+        // A key that leaked: --retire-old leaves only the newest key in the JWKS.
+        let retiring = try await ServerProcess.run(["rotate-signing-key", "--retire-old"], environment: environment, folder: folder)
+        #expect(retiring.status == 0, "\(retiring.stderr)")
+        let newest = retiring.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(retiring.stderr.contains("removed from the JWKS now (--retire-old)"), "\(retiring.stderr)")
+        #expect(try await Self.within30Seconds { try await Self.kids(port: port) == [newest] })
+        #expect(try await Self.tokenKid(port: port, session: session) == newest)
+        for output in [rotated.stdout, rotated.stderr, retiring.stdout, retiring.stderr] {
             #expect(!output.contains("PRIVATE KEY") && !output.contains(#""d":"#), "key material printed")
         }
 
-        // A restart reads the keys at once (a running server re-reads them every 30 s): both are
-        // published, and the old one still signs.
         server.signal(SIGTERM)
         #expect(await server.wait(seconds: 30) == 0)
         if engine == .sqlite {
             // At rest the new key is sealed.
             let sqlite = try Database(path: folder + "/data/siwa.sqlite3", readers: 1)
-            let sealed = try sqlite.read { try $0.queryOne("SELECT private_key FROM signing_keys WHERE kid = ?", [.text(kid)])?.blob(0) }
+            let sealed = try sqlite.read { try $0.queryOne("SELECT private_key FROM signing_keys WHERE kid = ?", [.text(newest)])?.blob(0) }
             sqlite.close()
             let bytes = try #require(sealed)
             #expect(!String(decoding: bytes, as: UTF8.self).contains("PRIVATE KEY") && bytes.count > 200)
         }
+        // A restart signs with the newest key from the first token.
         let restarted = try ServerProcess(["serve"], environment: environment, folder: folder)
         let again = try #require(await restarted.waitForPort())
-        // Both published (in no particular order: the rotation may fall in the second the first
-        // key was made).
-        let published = try await Self.kids(port: again)
-        #expect(Set(published) == Set(first + [kid]) && published.count == 2)
-        let signer = try await Self.tokenKid(port: again, session: session)
-        #expect(signer == first[0])
+        #expect(try await Self.kids(port: again) == [newest])
+        #expect(try await Self.tokenKid(port: again, session: session) == newest)
         restarted.signal(SIGTERM)
         #expect(await restarted.wait(seconds: 30) == 0)
         for output in [server.stdoutText, server.stderrText, restarted.stdoutText, restarted.stderrText] {

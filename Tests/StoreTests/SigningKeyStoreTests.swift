@@ -183,16 +183,41 @@ struct SigningKeyStoreTests {
         }
     }
 
+    /// `rotate-signing-key` (SPEC §16): the new key signs at once, even over a scheduled
+    /// rotation still in its lead; every key it replaces stays published a day.
     @Test(arguments: Engine.available)
-    func theRotateCommandsBlockingFormAlsoWorks(_ engine: Engine) async throws {
+    func theCommandsKeySignsAtOnceAndTheKeysItReplacesStayADay(_ engine: Engine) async throws {
         try await Self.withStore(engine) { store in
-            // On an empty database the command's key is the only one: it signs at once.
-            #expect(try store.signingKeys.rotateBlocking(now: 1_000, activatesAt: 1_330) { try Self.newKey("one") } == "one")
-            #expect(try store.signingKeys.rotateBlocking(now: 1_100, activatesAt: 1_430) { try Self.newKey("two") } == "two")
-            let published = try store.signingKeys.publishedBlocking(now: 1_100)
-            #expect(published.map(\.kid) == ["one", "two"])
-            #expect(SigningKeyRecord.signing(among: published, at: 1_100)?.kid == "one")
-            #expect(SigningKeyRecord.signing(among: published, at: 1_430)?.kid == "two")
+            let keys = store.signingKeys
+            // On an empty database the command's key is the only one.
+            #expect(try keys.replaceNowBlocking(now: 1_000, removingOlder: false) { try Self.newKey("one") } == ("one", []))
+            // A scheduled rotation: "two" is published, "one" signs until 1_430.
+            try await keys.rotate(now: 1_100, activatesAt: 1_430) { try Self.newKey("two") }
+            #expect(try keys.replaceNowBlocking(now: 1_200, removingOlder: false) { try Self.newKey("three") } == ("three", ["one", "two"]))
+            let published = try keys.publishedBlocking(now: 1_200)
+            #expect(published.map(\.kid) == ["one", "two", "three"])
+            #expect(published.filter { $0.kid != "three" }.allSatisfy { $0.retiredAt == 1_200 })
+            #expect(SigningKeyRecord.signing(among: published, at: 1_200)?.kid == "three")
+            #expect(SigningKeyRecord.signing(among: published, at: 1_430)?.kid == "three")
+            #expect(try keys.publishedBlocking(now: 1_200 + Self.day - 1).map(\.kid) == ["one", "two", "three"])
+            #expect(try keys.publishedBlocking(now: 1_200 + Self.day).map(\.kid) == ["three"])
+        }
+    }
+
+    /// `rotate-signing-key --retire-old`: every other key, signing or retired, leaves the set at
+    /// once (a key that leaked), and the new one signs.
+    @Test(arguments: Engine.available)
+    func retiringTheOldKeysRemovesEveryOtherKeyAtOnce(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let keys = store.signingKeys
+            try keys.ensureCurrentBlocking(now: 1_000) { try Self.newKey("one") }
+            try await keys.rotate(now: 1_100, activatesAt: 1_430) { try Self.newKey("two") }
+            #expect(try keys.replaceNowBlocking(now: 1_200, removingOlder: true) { try Self.newKey("three") } == ("three", ["one", "two"]))
+            let published = try keys.publishedBlocking(now: 1_200)
+            #expect(published.map(\.kid) == ["three"])
+            #expect(SigningKeyRecord.signing(among: published, at: 1_200)?.kid == "three")
+            let rows = try await store.engine.read { try $0.query("SELECT kid FROM signing_keys").map { try $0.string(0) } }
+            #expect(rows == ["three"])
         }
     }
 

@@ -53,7 +53,7 @@ struct TeamTransferStoreTests {
             #expect(try await store.transfers.recordExport(userID: ids[1], target: Self.teamB, transferSub: "ts-1", now: 2_000) == .recorded)
             try await store.transfers.recordExportFailure(userID: ids[2], target: Self.teamB, error: "invalid_request", now: 2_000)
             #expect(try await store.transfers.pendingExports(target: Self.teamB, after: "", limit: 10).map(\.userID) == [ids[2]])
-            #expect(try await store.transfers.exportProgress(target: Self.teamB) == (3, 2))
+            #expect(try await store.transfers.exportProgress(target: Self.teamB) == (3, 2, 0))
             #expect(try await store.transfers.exported(target: Self.teamB) == [
                 TransferRecord(userID: ids[0], externalID: "ext-0", transferSub: "ts-0"),
                 TransferRecord(userID: ids[1], externalID: nil, transferSub: "ts-1"),
@@ -68,6 +68,28 @@ struct TeamTransferStoreTests {
             // Another target is another export.
             #expect(try await store.transfers.pendingExports(target: "TEAMCCCC01", after: "", limit: 10).count == 3)
             #expect(try await store.transfers.recordExport(userID: "usr_gone", target: Self.teamB, transferSub: "ts-9", now: 2_002) == .userGone)
+        }
+    }
+
+    /// A password account has no Apple ID: never a candidate (its NULL `apple_sub` is not
+    /// read), counted apart, and never pending.
+    @Test(arguments: Engine.available)
+    func usersWithoutAnAppleIDAreNeitherCandidatesNorPending(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            let apple = try await Self.signIn(store, sub: "a-sub-apple", token: "apple").user.id
+            var signUp = PasswordSignUp(email: "pw@example.com", hash: "$scrypt$h", sessionTTL: 86_400)
+            signUp.givenName = "Pat"
+            let password = try await store.createPasswordUser(signUp, now: 1_000).user.id
+            #expect(try await store.transfers.pendingExports(target: Self.teamB, after: "", limit: 10).map(\.userID) == [apple])
+            #expect(try await store.transfers.exportProgress(target: Self.teamB) == (2, 0, 1))
+            #expect(try await store.transfers.status() == TransferStatus(
+                users: 2, exported: 0, imported: 0, pending: 1, failed: 0, windowStartedAt: nil, withoutAppleID: 1))
+            #expect(try await store.transfers.recordExport(userID: apple, target: Self.teamB, transferSub: "ts-apple", now: 2_000) == .recorded)
+            #expect(try await store.transfers.pendingExports(target: Self.teamB, after: "", limit: 10).isEmpty)
+            #expect(try await store.transfers.status() == TransferStatus(
+                users: 2, exported: 1, imported: 0, pending: 0, failed: 0, windowStartedAt: nil, withoutAppleID: 1))
+            #expect(try await store.transfers.exported(target: Self.teamB).map(\.userID) == [apple])
+            #expect(try await store.users.user(id: password)?.appleSub == nil)
         }
     }
 

@@ -41,7 +41,7 @@ public struct NotificationEvent: Sendable {
         var event = JSONObject([("type", .string(type)), ("sub", .string(sub)), ("event_time", .integer(eventTimeMilliseconds))])
         if isEmailEvent, let email {
             event["email"] = .string(email)
-            let isPrivate = isPrivateEmail ?? email.hasSuffix("@privaterelay.appleid.com")
+            let isPrivate = isPrivateEmail ?? Person.isRelayAddress(email)
             event["is_private_email"] = .string(isPrivate ? "true" : "false")
         }
         let events: JSONValue = switch eventsForm {

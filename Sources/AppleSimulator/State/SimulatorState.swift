@@ -114,7 +114,7 @@ struct SimulatorState: Sendable {
         var grant = grants[key] ?? Grant(sub: person.sub, clientID: clientID, email: nil, isPrivateEmail: false, createdAt: now)
         if let email {
             grant.email = email
-            grant.isPrivateEmail = isPrivateEmail ?? email.hasSuffix("@privaterelay.appleid.com")
+            grant.isPrivateEmail = isPrivateEmail ?? Person.isRelayAddress(email)
         } else if let isPrivateEmail {
             grant.isPrivateEmail = isPrivateEmail
         }

@@ -10,18 +10,21 @@ import Synchronization
 /// `refreshInterval`, so a rotation made by another instance (or by `rotate-signing-key`) is
 /// seen within that time; the JWKS is rendered once per change, not per request.
 ///
-/// Publication comes before signing: a rotation publishes the new key at once but leaves the
-/// old one signing for `publicationLead`, longer than any instance takes to re-read the keys
-/// plus the JWKS's `max-age`. By the time any instance signs with the new key, every instance
-/// serves it in its JWKS and every verifier that honours `max-age` has fetched it. Which key
-/// signs is derived from the rows (`SigningKeyRecord.signing`), so every instance switches at
-/// the same moment by its own clock.
+/// A scheduled rotation publishes before it signs: the new key is published at once but the
+/// old one keeps signing for `publicationLead`, longer than any instance takes to re-read the
+/// keys plus the JWKS's `max-age`. By the time any instance signs with the new key, every
+/// instance serves it in its JWKS and every verifier that honours `max-age` has fetched it.
+/// `rotate-signing-key` is the exception (SPEC §16): its key signs at once, which is why the
+/// keys are re-read often, not once a lead. Which key signs is derived from the rows
+/// (`SigningKeyRecord.signing`), so every instance switches at the same moment by its own clock.
 final class AccessTokenKeys: Sendable {
-    /// How often the keys are read again, and a rotation checked for.
-    static let refreshInterval: Int64 = 30
+    /// How often the keys are read again (one small query), and a rotation checked for: also
+    /// how long a running instance may go on signing with a key `rotate-signing-key` replaced.
+    static let refreshInterval: Int64 = 5
     /// The JWKS's `Cache-Control: max-age`.
     static let jwksMaxAge: Int64 = 300
-    static let publicationLead: Int64 = jwksMaxAge + refreshInterval
+    /// The `max-age` plus 30 s: more than a re-read, with room for instances' clocks to differ.
+    static let publicationLead: Int64 = jwksMaxAge + 30
 
     struct Failure: Error, CustomStringConvertible {
         let description: String

@@ -97,14 +97,17 @@ public final class TeamTransfer: Sendable {
         guard let clientID = clientID ?? defaultClientID() else {
             throw ConfigurationError(key: "client_ids", problem: "required to name the app being transferred (or pass --client-id)")
         }
-        let (users, exported) = try await store.transfers.exportProgress(target: target)
+        let (users, exported, withoutAppleID) = try await store.transfers.exportProgress(target: target)
         var summary = TransferSummary()
-        summary.skipped = exported
+        // Password accounts have no `sub` for Apple to transfer: skipped, as users already done.
+        summary.skipped = exported + withoutAppleID
+        let toAsk = max(0, users - exported - withoutAppleID)
         if dryRun {
-            console.line("transfer export --dry-run: \(users) users, \(exported) already exported for \(target), \(users - exported) to ask Apple about; nothing was sent")
+            console.line(
+                "transfer export --dry-run: \(users) users, \(exported) already exported for \(target), \(withoutAppleID) without an Apple ID (skipped), \(toAsk) to ask Apple about; nothing was sent")
             return summary
         }
-        try await run("export", done: "exported", total: users - exported, rate: rate, summary: &summary) { after in
+        try await run("export", done: "exported", total: toAsk, rate: rate, summary: &summary) { after in
             try await self.store.transfers.pendingExports(target: target, after: after, limit: Self.pageSize).map { user in
                 (user.userID, user.externalID, user)
             }
@@ -122,7 +125,8 @@ public final class TeamTransfer: Sendable {
         }
         let lines = try await store.transfers.exported(target: target)
         let written = try write(TransferCSV.render(lines), to: destination)
-        var report = "transfer export: \(summary.done) exported, \(summary.skipped) skipped, \(summary.failed) failed (of \(users) users); "
+        var report = "transfer export: \(summary.done) exported, \(summary.skipped) skipped, \(summary.failed) failed "
+        report += "(of \(users) users" + (withoutAppleID > 0 ? ", \(withoutAppleID) without an Apple ID); " : "); ")
         report += "\(lines.count) users in \(written)"
         console.line(report)
         explain(stop: summary.stop, command: "export")
@@ -224,13 +228,14 @@ public final class TeamTransfer: Sendable {
         return try await status(of: store, now: now)
     }
 
-    /// `transfer status`: users, exported, imported, pending, failed, and the days left of
-    /// Apple's window counted from the first import.
+    /// `transfer status`: users, exported, imported, pending, failed, skipped (no Apple ID),
+    /// and the days left of Apple's window counted from the first import.
     static func status(of store: Store, now: Int64) async throws -> String {
         let status = try await store.transfers.status()
         let rows: [(String, String)] = [
             ("users", String(status.users)), ("exported", String(status.exported)), ("imported", String(status.imported)),
             ("pending", String(status.pending)), ("failed", String(status.failed)),
+            ("skipped", "\(status.withoutAppleID) without an Apple ID (nothing to transfer)"),
             ("window", status.windowStartedAt.map { window(startedAt: $0, now: now, status: status) } ?? "not started (no import yet)"),
         ]
         return rows.map { $0.0.padding(to: 10) + $0.1 }.joined(separator: "\n")

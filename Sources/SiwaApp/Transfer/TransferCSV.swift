@@ -3,6 +3,11 @@ import Store
 /// The file the sending team hands over (SPEC §10): `user_id,external_id,transfer_sub`, one
 /// user a line, RFC 4180 quoting. It never holds a `sub` or an email: a `transfer_sub` is of
 /// use only to the team it was made for, and only for 60 days.
+///
+/// Spreadsheet-safe (SPEC §16): a cell starting with `=`, `+`, `-`, `@`, a tab or a CR would run
+/// as a formula when an operator opens the file, so it is written with a leading `'` (a cell
+/// made of quotes and then one of those, too, so that the reading is never ambiguous).
+/// `parse` strips exactly that one added quote: what is written reads back as it was.
 public enum TransferCSV {
     public static let header = "user_id,external_id,transfer_sub"
 
@@ -16,9 +21,33 @@ public enum TransferCSV {
     public static func render(_ records: [TransferRecord]) -> String {
         var text = header + "\n"
         for record in records {
-            text += [record.userID, record.externalID ?? "", record.transferSub].map(field).joined(separator: ",") + "\n"
+            text += [record.userID, record.externalID ?? "", record.transferSub].map { field(defused($0)) }.joined(separator: ",") + "\n"
         }
         return text
+    }
+
+    /// The characters a spreadsheet starts a formula with (OWASP's "CSV injection" list).
+    static func startsFormula(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "=" || scalar == "+" || scalar == "-" || scalar == "@" || scalar == "\t" || scalar == "\r"
+    }
+
+    /// Whether `text` is quotes and then a formula character, or starts with one directly:
+    /// written with one more quote in front, and read back with that one quote less.
+    static func needsQuoteMark(_ text: Substring.UnicodeScalarView) -> Bool {
+        guard let first = text.first(where: { $0 != "'" }) else { return false }
+        return startsFormula(first)
+    }
+
+    /// `text` with a leading `'` when a spreadsheet would take it for a formula.
+    static func defused(_ text: String) -> String {
+        needsQuoteMark(Substring(text).unicodeScalars) ? "'" + text : text
+    }
+
+    /// A field as written, less the `'` that `defused` added.
+    static func restored(_ field: String) -> String {
+        let scalars = Substring(field).unicodeScalars
+        guard scalars.first == "'", needsQuoteMark(scalars.dropFirst()) else { return field }
+        return String(field.unicodeScalars.dropFirst())
     }
 
     /// A field quoted when it must be (RFC 4180 §2.6, 2.7). An external id is the team's own
@@ -48,7 +77,7 @@ public enum TransferCSV {
         var transferSubs: Set<String> = []
         for row in rows.dropFirst() {
             guard row.fields.count == 3 else { throw Malformed(line: row.line, reason: "expected 3 fields, found \(row.fields.count)") }
-            let (userID, externalID, transferSub) = (row.fields[0], row.fields[1], row.fields[2])
+            let (userID, externalID, transferSub) = (restored(row.fields[0]), restored(row.fields[1]), restored(row.fields[2]))
             guard !userID.isEmpty else { throw Malformed(line: row.line, reason: "user_id is empty") }
             guard !transferSub.isEmpty else { throw Malformed(line: row.line, reason: "transfer_sub is empty") }
             guard users.insert(userID).inserted else { throw Malformed(line: row.line, reason: "user \(userID) appears twice") }
