@@ -11,12 +11,21 @@ import SystemThread
 /// Notifications sent while it was disconnected are lost (PostgreSQL keeps none for absent
 /// listeners): on `.disconnected` and `.listening`, a cache kept fresh by notifications must
 /// assume it missed some and start over.
+///
+/// A connection can also go silent without breaking: its server process stalled, or the
+/// network half-open (TCP keepalives notice a dead peer only after about a minute). So the
+/// listener confirms it with a round trip (`SELECT 1`) every `confirmEvery` (`.confirmed`),
+/// and one not answered within `confirmWithin` of the last confirmation counts as broken: it
+/// is closed, and the listener reconnects.
 public final class PostgresListener: Sendable {
     public enum Event: Sendable {
         /// LISTEN is in effect on every channel: at start, and again after each reconnection.
         case listening
         case notification(PostgresNotification)
-        /// Connecting failed or the connection broke; trying again after a back-off.
+        /// The connection answered a round trip: it is alive, and notifications reach it.
+        case confirmed
+        /// Connecting failed, the connection broke or stopped answering; trying again after a
+        /// back-off.
         case disconnected(PostgresError)
     }
 
@@ -27,13 +36,18 @@ public final class PostgresListener: Sendable {
     /// that thread, one event at a time, and should return quickly (it holds up the next).
     /// - Parameters:
     ///   - channels: channel names, as given to `NOTIFY` or `pg_notify` (case matters).
+    ///   - confirmEvery: how long after a confirmation the next round trip is sent.
+    ///   - confirmWithin: how long after the last confirmation an unanswered round trip makes
+    ///     the connection count as broken.
     public init(
         _ connectionString: String, channels: [String], connectTimeout: Duration = .seconds(5), applicationName: String? = nil,
-        reconnect: ReconnectBackoff = ReconnectBackoff(), onEvent: @escaping @Sendable (Event) -> Void
+        reconnect: ReconnectBackoff = ReconnectBackoff(), confirmEvery: Duration = .milliseconds(250), confirmWithin: Duration = .seconds(1),
+        onEvent: @escaping @Sendable (Event) -> Void
     ) throws {
         loop = try Loop(
             info: ConnectionInfo(connectionString), channels: channels, connectTimeout: connectTimeout,
-            applicationName: applicationName, backoff: reconnect, onEvent: onEvent
+            applicationName: applicationName, backoff: reconnect,
+            confirmation: (every: confirmEvery, within: max(confirmWithin, confirmEvery)), onEvent: onEvent
         )
         let loop = self.loop
         do {
@@ -46,6 +60,13 @@ public final class PostgresListener: Sendable {
 
     deinit {
         close()
+    }
+
+    /// The server process of the listening connection (what `pg_terminate_backend` takes); nil
+    /// while not connected. For diagnostics and tests.
+    public var backendProcessID: Int32? {
+        let pid = loop.backendProcessID.load(ordering: .relaxed)
+        return pid == 0 ? nil : pid
     }
 
     /// Stops listening, closes the connection and waits for the thread to end (unless called
@@ -67,7 +88,10 @@ public final class PostgresListener: Sendable {
         let connectTimeout: Duration
         let applicationName: String?
         let initialBackoff: ReconnectBackoff
+        let confirmation: (every: Duration, within: Duration)
         let onEvent: @Sendable (Event) -> Void
+        /// The listening connection's server process, 0 while there is none.
+        let backendProcessID = Atomic<Int32>(0)
         /// An eventfd `stop()` signals to wake the thread from poll(). The thread closes it when
         /// it ends, under the same lock, so no signal can hit a reused descriptor.
         private let wake: Mutex<(isOpen: Bool, isStopping: Bool)>
@@ -75,7 +99,7 @@ public final class PostgresListener: Sendable {
 
         init(
             info: ConnectionInfo, channels: [String], connectTimeout: Duration, applicationName: String?,
-            backoff: ReconnectBackoff, onEvent: @escaping @Sendable (Event) -> Void
+            backoff: ReconnectBackoff, confirmation: (every: Duration, within: Duration), onEvent: @escaping @Sendable (Event) -> Void
         ) throws {
             let descriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
             guard descriptor >= 0 else {
@@ -86,6 +110,7 @@ public final class PostgresListener: Sendable {
             self.connectTimeout = connectTimeout
             self.applicationName = applicationName
             initialBackoff = backoff
+            self.confirmation = confirmation
             self.onEvent = onEvent
             wakeDescriptor = descriptor
             wake = Mutex((true, false))
@@ -123,8 +148,10 @@ public final class PostgresListener: Sendable {
                     continue
                 }
                 let connectedAt = ContinuousClock.now
+                backendProcessID.store(connection.backendProcessID, ordering: .relaxed)
                 onEvent(.listening)
                 let failure = listen(on: connection)
+                backendProcessID.store(0, ordering: .relaxed)
                 connection.close()
                 guard let failure else { break }
                 onEvent(.disconnected(failure))
@@ -145,45 +172,105 @@ public final class PostgresListener: Sendable {
             return connection
         }
 
-        /// Delivers notifications until the connection breaks (returns why) or `stop()` (nil).
+        /// Delivers notifications, and confirms the connection, until it breaks or stops
+        /// answering (returns why) or `stop()` (nil).
         private func listen(on connection: PostgresConnection) -> PostgresError? {
             let handle = connection.handle
             let socket = PQsocket(handle)
+            // LISTEN's answer was the first confirmation.
+            var confirmedAt = ContinuousClock.now
+            var confirming = false
             while true {
                 // A notification may have arrived with the answer to LISTEN.
-                while let notification = PQnotifies(handle) {
-                    let pointee = notification.pointee
-                    let event = PostgresNotification(
-                        channel: String(cString: pointee.relname),
-                        payload: pointee.extra.map { String(cString: $0) } ?? "",
-                        senderProcessID: pointee.be_pid
-                    )
-                    PQfreemem(notification)
-                    onEvent(.notification(event))
+                deliverNotifications(handle)
+                let now = ContinuousClock.now
+                if !confirming, now >= confirmedAt + confirmation.every {
+                    // One small query at a time: the send never waits for buffer space.
+                    guard PQsendQuery(handle, "SELECT 1") == 1 else { return Self.lost(handle) }
+                    confirming = true
                 }
+                if confirming, now >= confirmedAt + confirmation.within {
+                    return PostgresError(
+                        code: PostgresError.connectionLostCode, message: "the listening connection did not answer within \(confirmation.within)")
+                }
+                let wakeAt = confirmedAt + (confirming ? confirmation.within : confirmation.every)
                 var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-                let ready = poll(&descriptors, 2, -1)
+                let ready = poll(&descriptors, 2, Self.milliseconds(until: wakeAt))
                 if ready < 0 {
                     if errno == EINTR { continue }
                     return PostgresError(code: PostgresError.connectionLostCode, message: "poll failed (errno \(errno))")
                 }
                 if descriptors[1].revents != 0 || isStopping { return nil }
-                if descriptors[0].revents != 0, PQconsumeInput(handle) == 0 || !connection.isConnected {
-                    return PostgresError(
-                        code: PostgresError.connectionLostCode,
-                        message: PostgresError.firstLine(PQerrorMessage(handle)) ?? "the listening connection broke"
-                    )
+                guard descriptors[0].revents != 0 else { continue }
+                if PQconsumeInput(handle) == 0 || !connection.isConnected { return Self.lost(handle) }
+                guard confirming else { continue }
+                switch Self.answer(handle) {
+                case .pending:
+                    break
+                case .answered:
+                    // Notifications read with the answer came before it.
+                    deliverNotifications(handle)
+                    confirming = false
+                    confirmedAt = .now
+                    onEvent(.confirmed)
+                case .failed(let error):
+                    return error
                 }
             }
+        }
+
+        private func deliverNotifications(_ handle: OpaquePointer) {
+            while let notification = PQnotifies(handle) {
+                let pointee = notification.pointee
+                let event = PostgresNotification(
+                    channel: String(cString: pointee.relname),
+                    payload: pointee.extra.map { String(cString: $0) } ?? "",
+                    senderProcessID: pointee.be_pid
+                )
+                PQfreemem(notification)
+                onEvent(.notification(event))
+            }
+        }
+
+        private enum Answer {
+            case pending, answered
+            case failed(PostgresError)
+        }
+
+        /// Reads the round trip's results that have arrived, never waiting for more: answered
+        /// once the null that ends them is read. An error result (the query cancelled, say)
+        /// counts as a broken connection.
+        private static func answer(_ handle: OpaquePointer) -> Answer {
+            while PQisBusy(handle) == 0 {
+                guard let result = PQgetResult(handle) else { return .answered }
+                let status = PQresultStatus(result)
+                PQclear(result)
+                if status != PGRES_TUPLES_OK {
+                    return .failed(PostgresError(code: PostgresError.connectionLostCode, message: "the listening connection's round trip failed"))
+                }
+            }
+            return .pending
+        }
+
+        private static func lost(_ handle: OpaquePointer) -> PostgresError {
+            PostgresError(
+                code: PostgresError.connectionLostCode,
+                message: PostgresError.firstLine(PQerrorMessage(handle)) ?? "the listening connection broke"
+            )
+        }
+
+        /// Milliseconds from now until `instant` for poll(), rounded up (never early), at least 0.
+        private static func milliseconds(until instant: ContinuousClock.Instant) -> Int32 {
+            let remaining = (instant - .now).components
+            let milliseconds = remaining.seconds * 1000 + (remaining.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+            return Int32(clamping: max(0, min(milliseconds, 60_000)))
         }
 
         /// Waits until `instant`, or less if `stop()` is called.
         private func sleep(until instant: ContinuousClock.Instant?) {
             guard let instant else { return }
-            let remaining = (instant - .now).components
-            let milliseconds = max(0, remaining.seconds * 1000 + remaining.attoseconds / 1_000_000_000_000_000)
             var descriptor = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
-            _ = poll(&descriptor, 1, Int32(min(milliseconds, 60_000)))
+            _ = poll(&descriptor, 1, Self.milliseconds(until: instant))
         }
     }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// The session cache of instances sharing PostgreSQL. An entry holds what a read found; the
@@ -17,8 +18,35 @@ import Synchronization
 /// marker goes only if the write changed a row the triggers announce (they set
 /// `changedSetting` in its transaction): a write that touched no session or user row (a
 /// worker's claim that found nothing due, a batch of last-seen times) never stops serving.
+///
+/// A listener can also go silent while still connected (its server process stalled, the
+/// network half-open): it confirms its connection every `confirmationInterval`, and once the
+/// last confirmation is older than `confirmationLimit` nothing is served from memory until the
+/// listener has reconnected, or confirms again, and the cache has started over (SPEC §16).
 final class NotifiedSessionCache: Sendable {
     static let channel = "siwa_cache"
+
+    /// How often the listener confirms its connection with a round trip.
+    static let confirmationInterval = Duration.milliseconds(250)
+    /// How old the last confirmation may be while entries are served.
+    static let confirmationLimit = Duration.seconds(1)
+
+    /// Time since an arbitrary origin; tests hold it. Read on every lookup, so by default a
+    /// coarse clock, which the kernel serves from memory (no system call, whatever the clock
+    /// source); its few milliseconds of resolution are nothing against the limit.
+    typealias Clock = @Sendable () -> Duration
+
+    static let coarseMonotonic: Clock = {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+        return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
+    }
+
+    private let now: Clock
+
+    init(now: @escaping Clock = coarseMonotonic) {
+        self.now = now
+    }
 
     /// Set to `on` for the rest of a transaction by the triggers that announce a change
     /// (`PostgresSchema`, version 11).
@@ -40,6 +68,8 @@ final class NotifiedSessionCache: Sendable {
         /// it may hold what the invalidation was about.
         var generation: UInt64 = 0
         var listening = false
+        /// When the listener last confirmed its connection (by `now`).
+        var confirmedAt = Duration.zero
         /// Markers of this instance's returned writes not yet heard: nothing is served.
         var unheardWrites: Set<UInt64> = []
         /// Markers heard before their write's COMMIT returned: nothing to wait for then.
@@ -73,7 +103,7 @@ final class NotifiedSessionCache: Sendable {
 
     func lookup(_ tokenHash: TokenHash) -> LiveSession? {
         state.withLock { state in
-            guard state.listening, state.unheardWrites.isEmpty else { return nil }
+            guard state.listening, state.unheardWrites.isEmpty, now() - state.confirmedAt <= Self.confirmationLimit else { return nil }
             return state.entries[tokenHash]
         }
     }
@@ -169,7 +199,22 @@ final class NotifiedSessionCache: Sendable {
     /// Whether entries may be served: the listener is connected and listening.
     var isListening: Bool { state.withLock { $0.listening } }
 
-    func listenerConnected() { state.withLock { $0.clear(listening: true) } }
+    func listenerConnected() {
+        state.withLock { state in
+            state.clear(listening: true)
+            state.confirmedAt = now()
+        }
+    }
+
+    /// The listener's connection answered a round trip. After a silence past the limit,
+    /// notifications may have been held up while entries were stored: everything goes.
+    func listenerConfirmed() {
+        state.withLock { state in
+            let now = now()
+            if now - state.confirmedAt > Self.confirmationLimit { state.clear(listening: state.listening) }
+            state.confirmedAt = now
+        }
+    }
 
     func listenerLost() { state.withLock { $0.clear(listening: false) } }
 

@@ -41,13 +41,15 @@ extension Store {
                     throw conflict
                 }
                 try ReplayGuard.recordUsedToken(write.tokenHash, expiresAt: write.tokenExpiresAt, in: connection)
-                let before = try Self.existingUser(binding.userID, in: connection)
+                let identity = write.identity
+                // Taken before the user's lock, in the order a sign-in takes them: the two never deadlock.
+                let adopted = try PendingProfileStore.adopt(appleSub: identity.appleSub, now: now, in: connection)
+                let before = try Self.lockedUser(binding.userID, in: connection)
                 if let sessionID = binding.sessionID,
                    try connection.queryOne("SELECT 1 FROM sessions WHERE id = ? AND user_id = ?", [.text(sessionID), .text(binding.userID)]) == nil
                 {
                     throw PasswordAccountConflict.userGone
                 }
-                let identity = write.identity
                 if let holder = try UserStore.user(appleSub: identity.appleSub, in: connection), holder.id != binding.userID {
                     throw PasswordAccountConflict.appleIDInUse
                 }
@@ -59,7 +61,6 @@ extension Store {
                     try connection.run("DELETE FROM password_credentials WHERE user_id = ?", [.text(binding.userID)])
                 }
                 // The name Apple sends once fills in only what the user has not given.
-                let adopted = try PendingProfileStore.adopt(appleSub: identity.appleSub, now: now, in: connection)
                 let profile = write.profile ?? adopted?.profile
                 try connection.run(
                     "UPDATE users SET apple_sub = ?, apple_credential = 'authorized', given_name = COALESCE(given_name, ?), family_name = COALESCE(family_name, ?), updated_at = ? WHERE id = ?",
@@ -88,7 +89,7 @@ extension Store {
     public func unbindAppleID(userID: String, now: Int64, firstAttemptAt: Int64) async throws -> UserRecord {
         let (vault, queue, outbox) = (self.vault, revocations, self.outbox)
         return try await engine.write { connection in
-            let before = try Self.existingUser(userID, in: connection)
+            let before = try Self.lockedUser(userID, in: connection)
             guard before.appleSub != nil else { return before }
             guard before.hasPassword else { throw PasswordAccountConflict.lastSignInMethod }
             if let tokens = try vault.load(userID: userID, in: connection) {

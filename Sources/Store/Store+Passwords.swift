@@ -188,7 +188,7 @@ extension Store {
         let outbox = self.outbox
         return try await Self.mappingDuplicateEmail {
             try await engine.write { connection in
-                let before = try Self.existingUser(userID, in: connection)
+                let before = try Self.lockedUser(userID, in: connection)
                 if let current = try Self.credential(userID: userID, in: connection) {
                     guard current.hash == checkedHash else { throw PasswordAccountConflict.passwordChanged }
                     try connection.run(
@@ -278,7 +278,7 @@ extension Store {
     public func removePassword(userID: String, now: Int64) async throws -> UserRecord {
         let outbox = self.outbox
         return try await engine.write { connection in
-            let before = try Self.existingUser(userID, in: connection)
+            let before = try Self.lockedUser(userID, in: connection)
             guard before.hasPassword else { return before }
             guard before.appleSub != nil else { throw PasswordAccountConflict.lastSignInMethod }
             try connection.run("DELETE FROM password_credentials WHERE user_id = ?", [.text(userID)])
@@ -300,6 +300,22 @@ extension Store {
     static func existingUser(_ id: String, in connection: any SQLConnection) throws -> UserRecord {
         guard let user = try UserStore.user(id: id, in: connection) else { throw PasswordAccountConflict.userGone }
         return user
+    }
+
+    /// The user row, locked until the caller's transaction ends: what every change that adds
+    /// or removes a sign-in method reads first, so such changes of one user run one at a time,
+    /// each seeing what the one before left (SPEC §16: two removals at once never take the last
+    /// way in). SQLite runs one write at a time already. On PostgreSQL the lock is the one an
+    /// UPDATE of the row takes (so a session's insert, which only key-shares the row, is not held
+    /// up), in a statement of its own: the read after it takes a new snapshot (READ COMMITTED),
+    /// whereas a locking read that waited re-checks only the user row, not the password subquery.
+    static func lockedUser(_ id: String, in connection: any SQLConnection) throws -> UserRecord {
+        if connection.dialect == .postgres {
+            guard try connection.queryOne("SELECT id FROM users WHERE id = ? FOR NO KEY UPDATE", [.text(id)]) != nil else {
+                throw PasswordAccountConflict.userGone
+            }
+        }
+        return try existingUser(id, in: connection)
     }
 
     /// Marks the user row changed: its sign-in methods changed, and the session caches of

@@ -87,10 +87,14 @@ public final class Store: Sendable {
         let cache = NotifiedSessionCache()
         let listener: PostgresListener
         do {
-            listener = try PostgresListener(location, channels: [NotifiedSessionCache.channel], applicationName: "siwa-server cache") { event in
+            listener = try PostgresListener(
+                location, channels: [NotifiedSessionCache.channel], applicationName: "siwa-server cache",
+                confirmEvery: NotifiedSessionCache.confirmationInterval, confirmWithin: NotifiedSessionCache.confirmationLimit
+            ) { event in
                 switch event {
                 case .listening: cache.listenerConnected()
                 case .notification(let notification): cache.invalidate(notification.payload)
+                case .confirmed: cache.listenerConfirmed()
                 case .disconnected: cache.listenerLost()
                 }
             }

@@ -1,3 +1,4 @@
+import Glibc
 @testable import PostgreSQL
 import Synchronization
 import Testing
@@ -13,6 +14,14 @@ struct PostgresListenerTests {
 
         var listeningCount: Int {
             all.withLock { $0.filter { if case .listening = $0 { true } else { false } }.count }
+        }
+
+        var confirmedCount: Int {
+            all.withLock { $0.filter { if case .confirmed = $0 { true } else { false } }.count }
+        }
+
+        var disconnections: [PostgresError] {
+            all.withLock { $0.compactMap { if case .disconnected(let error) = $0 { error } else { nil } } }
         }
 
         var payloads: [String] {
@@ -59,6 +68,40 @@ struct PostgresListenerTests {
         })
         try await pool.notify(channel: "sessions", payload: "after reconnect")
         #expect(try await eventually(within: .seconds(1)) { events.payloads.last == "after reconnect" })
+    }
+
+    /// A connection that goes silent without breaking (its server process stopped here; a
+    /// half-open network alike) is found out by the round trips that confirm it: the listener
+    /// gives it up once its last confirmation is `confirmWithin` old, and listens again on a
+    /// new connection, long before TCP would notice anything.
+    @Test func aListenerWhoseServerProcessStopsAnsweringListensAgainOnANewConnection() async throws {
+        let url = try await PostgresCluster.shared().makeDatabase()
+        let events = Events()
+        let listener = try PostgresListener(url, channels: ["sessions"], confirmEvery: .milliseconds(50), confirmWithin: .milliseconds(500)) {
+            events.record($0)
+        }
+        defer { listener.close() }
+        let pool = try PostgresPool(url, size: 1)
+        defer { pool.close() }
+        #expect(try await eventually { events.listeningCount == 1 })
+        #expect(try await eventually { events.confirmedCount >= 3 }, "confirmed again and again while it answers")
+        #expect(events.disconnections.isEmpty)
+
+        let stalled = try #require(listener.backendProcessID)
+        #expect(kill(stalled, SIGSTOP) == 0)
+        // Always let it go on, whatever happens here.
+        defer { kill(stalled, SIGCONT) }
+        let stoppedAt = ContinuousClock.now
+        #expect(try await eventually(within: .seconds(5)) { events.listeningCount == 2 })
+        print("PostgresListener: listening again \(ContinuousClock.now - stoppedAt) after its server process stopped")
+        #expect(events.disconnections.map(\.message) == ["the listening connection did not answer within 0.5 seconds"])
+        #expect(events.disconnections.first?.isConnectionFailure == true)
+        let current = try #require(listener.backendProcessID)
+        #expect(current != stalled)
+        try await pool.notify(channel: "sessions", payload: "heard on the new connection")
+        #expect(try await eventually(within: .seconds(1)) { events.payloads == ["heard on the new connection"] })
+        let confirmed = events.confirmedCount
+        #expect(try await eventually { events.confirmedCount > confirmed }, "and confirmed again")
     }
 
     /// A fresh database, a listener on `sessions` that listens already, and a pool to send with.

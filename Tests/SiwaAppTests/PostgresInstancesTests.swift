@@ -226,6 +226,68 @@ struct PostgresInstancesTests {
         await a.stop()
     }
 
+    /// SPEC §16: an instance whose notification connection goes silent without breaking (its
+    /// server process stopped here; a half-open network alike, where TCP notices a dead peer
+    /// only after about a minute) stops serving sessions from memory within a second of its
+    /// last confirmation: a session ended on the other instance is refused by `/auth/verify`,
+    /// `/api/me` and `/api/token` while the stall lasts, and live sessions still work.
+    @Test func aStalledNotificationConnectionStopsServingEndedSessions() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try await cluster.makeDatabase()
+        func listeners() async throws -> Set<Int32> {
+            try await cluster.backendProcessIDs(database: url, applicationName: "siwa-server cache")
+        }
+        func until(_ condition: () async throws -> Bool) async throws -> Bool {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await !condition() {
+                guard ContinuousClock.now < deadline else { return false }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return true
+        }
+        let a = try await Self.instance(url: url)
+        #expect(try await until { try await listeners().count == 1 })
+        let listenerOfA = try await listeners()
+        let b = try await Self.instance(url: url, sharing: a.simulator)
+        #expect(try await until { try await listeners().count == 2 })
+        let stalled = try #require(try await listeners().subtracting(listenerOfA).first, "B's listener")
+
+        let session = try await Self.signIn(a, simulator: a.simulator, sub: "000809.00000000000000000000000000000809.0809")
+        let live = try await Self.signIn(a, simulator: a.simulator, sub: "000810.00000000000000000000000000000810.0810")
+        func token(_ session: String) async throws -> Int {
+            try await HTTPGet.run(port: b.application.port, method: "POST", path: "/api/token", headers: ["Authorization": "Bearer \(session)"]).status
+        }
+        #expect(try await Self.cached(on: b, session, path: "/auth/verify"), "B serves it from its cache")
+        #expect(try await Self.me(b, session) == 200)
+        #expect(try await token(session) == 200)
+
+        #expect(kill(stalled, SIGSTOP) == 0)
+        // Always let it go on, whatever happens here.
+        defer { kill(stalled, SIGCONT) }
+        let logout = try await HTTPGet.raw(
+            port: a.application.port,
+            "POST /api/logout HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\nContent-Length: 0\r\n\r\n")
+        #expect(logout.hasPrefix("HTTP/1.1 204"))
+        let loggedOut = ContinuousClock.now
+        var refused = false
+        repeat {
+            refused = try await Self.me(b, session, path: "/auth/verify") == 401
+            if !refused { try await Task.sleep(for: .milliseconds(20)) }
+        } while !refused && ContinuousClock.now - loggedOut < .seconds(2)
+        print("PostgresInstancesTests: refused by B \(ContinuousClock.now - loggedOut) after the logout on A, its listener stalled")
+        #expect(refused, "refused by B's /auth/verify within 2 s")
+        #expect(try await Self.me(b, session) == 401)
+        #expect(try await token(session) == 401)
+        // The stall lasts: the process is still stopped, and B answered without it.
+        let state = try String(contentsOfFile: "/proc/\(stalled)/stat", encoding: .utf8).split(separator: ")").last?.split(separator: " ").first
+        #expect(state == "T", "B's old listener is still stopped")
+        #expect(try await Self.me(b, live) == 200, "a live session still works on B")
+        #expect(try await token(live) == 200)
+
+        await b.stop()
+        await a.stop()
+    }
+
     @Test func aStoppedDatabaseGives503sAndRecoversWithoutARestart() async throws {
         // A cluster of its own: pausing the shared one would fail other tests.
         let cluster = try await PostgresCluster.start()

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import Store
 
@@ -15,9 +16,22 @@ import Testing
         SessionRecord(id: id, userID: user.id, deviceName: nil, createdAt: 1, lastSeenAt: 1, expiresAt: 100)
     }
 
+    /// The cache's clock, moving only when told to.
+    final class HeldClock: Sendable {
+        private let time = Mutex(Duration.seconds(1_000))
+        var now: NotifiedSessionCache.Clock { { self.time.withLock { $0 } } }
+        func advance(by delta: Duration) { time.withLock { $0 += delta } }
+    }
+
+    /// A cache on a held clock, so that its listener's last confirmation never grows old while
+    /// a test runs on a busy machine.
+    func makeCache(_ clock: HeldClock = HeldClock()) -> NotifiedSessionCache {
+        NotifiedSessionCache(now: clock.now)
+    }
+
     @Test func nothingIsServedUntilTheListenerListens() async throws {
         let user = try await Self.makeUser()
-        let cache = NotifiedSessionCache()
+        let cache = makeCache()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
         #expect(cache.lookup([1]) == nil)
         cache.listenerConnected()
@@ -30,9 +44,58 @@ import Testing
         #expect(cache.count == 0)
     }
 
+    /// SPEC §16: the listener confirms its connection every 250 ms. Once its last
+    /// confirmation is more than a second old (its server process stalled, the network
+    /// half-open: notifications may be held up) nothing is served from memory; when it
+    /// confirms again, or reconnects, the cache starts over, since what was stored meanwhile
+    /// may have missed a notification.
+    @Test func nothingIsServedOnceTheListenersConfirmationIsOverdue() async throws {
+        let user = try await Self.makeUser()
+        let clock = HeldClock()
+        let cache = makeCache(clock)
+        cache.listenerConnected()
+        cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
+        clock.advance(by: .milliseconds(900))
+        #expect(cache.lookup([1])?.session.id == "s1")
+        cache.listenerConfirmed()
+        clock.advance(by: NotifiedSessionCache.confirmationLimit)
+        #expect(cache.lookup([1]) != nil, "confirmed a second ago: still served")
+        clock.advance(by: .milliseconds(1))
+        #expect(cache.lookup([1]) == nil, "overdue: not served")
+        // Reads go to the database meanwhile; what they store is not served either.
+        cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)
+        #expect(cache.lookup([2]) == nil)
+        clock.advance(by: .seconds(5))
+        #expect(cache.lookup([1]) == nil)
+
+        // A late confirmation: everything goes, and a read begun before is not kept.
+        let before = cache.generation
+        cache.listenerConfirmed()
+        #expect(cache.count == 0)
+        cache.store([2], session: session("s2", of: user), user: user, readAt: before)
+        #expect(cache.count == 0)
+        cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)
+        #expect(cache.lookup([2])?.session.id == "s2", "confirmed again: serving goes on")
+
+        // Overdue again; the listener gives the connection up and reconnects.
+        clock.advance(by: .milliseconds(1_001))
+        #expect(cache.lookup([2]) == nil)
+        cache.listenerLost()
+        cache.listenerConnected()
+        #expect(cache.count == 0)
+        cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)
+        #expect(cache.lookup([2]) != nil)
+        // Confirmations in time keep it served, however long it runs.
+        for _ in 0..<10 {
+            clock.advance(by: NotifiedSessionCache.confirmationInterval)
+            cache.listenerConfirmed()
+        }
+        #expect(cache.lookup([2]) != nil)
+    }
+
     @Test func notificationsDropTheSessionOrEverySessionOfTheUser() async throws {
         let user = try await Self.makeUser()
-        let cache = NotifiedSessionCache()
+        let cache = makeCache()
         cache.listenerConnected()
         for (hash, id) in [([1] as TokenHash, "s1"), ([2], "s2"), ([3], "s3")] {
             cache.store(hash, session: session(id, of: user), user: user, readAt: cache.generation)
@@ -46,7 +109,7 @@ import Testing
 
     @Test func aReadThatRacedAnInvalidationIsNotKept() async throws {
         let user = try await Self.makeUser()
-        let cache = NotifiedSessionCache()
+        let cache = makeCache()
         cache.listenerConnected()
         let before = cache.generation
         cache.invalidate("s:s1")  // arrives while the read of s1 is in flight
@@ -59,7 +122,7 @@ import Testing
     /// is heard. While the COMMIT runs (the write has not returned) serving goes on.
     @Test func aCommittedWriteSuspendsServingUntilItsMarkerIsHeard() async throws {
         let user = try await Self.makeUser()
-        let cache = NotifiedSessionCache()
+        let cache = makeCache()
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
         let marker = try #require(cache.markerForCommit())
@@ -82,7 +145,7 @@ import Testing
     /// its marker arrives.
     @Test func aReadStoredWhileTheCommitRanIsNotServedAfterIt() async throws {
         let user = try await Self.makeUser()
-        let cache = NotifiedSessionCache()
+        let cache = makeCache()
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
         let marker = try #require(cache.markerForCommit())
@@ -101,7 +164,7 @@ import Testing
     /// then has nothing to wait for.
     @Test func aMarkerHeardBeforeItsCommitReturnedLeavesTheCacheServing() async throws {
         let user = try await Self.makeUser()
-        let cache = NotifiedSessionCache()
+        let cache = makeCache()
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
         let marker = try #require(cache.markerForCommit())
@@ -123,7 +186,7 @@ import Testing
     @Test(arguments: ["heard, then forgotten", "lost with the listener"])
     func aClearWhileTheCommitRanDoesNotLeaveAMarkerWaitedForEver(_ schedule: String) async throws {
         let user = try await Self.makeUser()
-        let cache = NotifiedSessionCache()
+        let cache = makeCache()
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
         let marker = try #require(cache.markerForCommit())
@@ -150,7 +213,7 @@ import Testing
     /// write committed goes.
     @Test func aWriteWithNothingCachedRefusesTheReadsBeforeIt() async throws {
         let user = try await Self.makeUser()
-        let cache = NotifiedSessionCache()
+        let cache = makeCache()
         cache.listenerConnected()
         let before = cache.generation
         #expect(cache.markerForCommit() == nil)
@@ -168,7 +231,7 @@ import Testing
     /// leaves the cache empty and serving again, not suspended for good.
     @Test func anUnheardMarkerIsForgottenWithEverything() async throws {
         let user = try await Self.makeUser()
-        let cache = NotifiedSessionCache()
+        let cache = makeCache()
         cache.listenerConnected()
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
         cache.committed(with: try #require(cache.markerForCommit()))

@@ -409,6 +409,82 @@ struct PasswordStoreTests {
         }
     }
 
+    /// A user with both sign-in methods: a password ("$scrypt$h1") and Apple ID `sub`.
+    static func userWithBothMethods(_ store: Store, round: Int) async throws -> (user: UserRecord, sub: String) {
+        let made = try await Self.signUp(store, "both\(round)@example.com")
+        let sub = "s-both-\(round)"
+        let linked = try await store.bindAppleID(
+            AppleBinding(userID: made.user.id, write: Self.appleWrite(sub: sub, token: "t-link-\(round)"), makesSession: false), now: 1_000)
+        #expect(linked.user.signInMethods == ["apple", "password"])
+        return (linked.user, sub)
+    }
+
+    /// Runs `body`, keeping what it returned or threw.
+    static func outcome(_ body: () async throws -> UserRecord) async -> Result<UserRecord, any Error> {
+        do { return .success(try await body()) } catch { return .failure(error) }
+    }
+
+    /// SPEC §16: the two removals of a user's two methods at the same moment (real concurrent
+    /// transactions: the store has two connections) are serialized per user: one succeeds,
+    /// the other is refused as the last method, and the user keeps the method not removed.
+    /// Without the lock, PostgreSQL let both commit in most rounds.
+    @Test(arguments: Engine.available)
+    func concurrentRemovalsOfBothMethodsLeaveOne(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            for round in 0..<30 {
+                let (user, _) = try await Self.userWithBothMethods(store, round: round)
+                let eventsBefore = try await Self.events(store).count
+                async let unlinking = Self.outcome { try await store.unbindAppleID(userID: user.id, now: 1_100, firstAttemptAt: 1_100) }
+                async let removing = Self.outcome { try await store.removePassword(userID: user.id, now: 1_100) }
+                let (unlinked, removed) = await (unlinking, removing)
+                let after = try #require(try await store.users.user(id: user.id))
+                switch (unlinked, removed) {
+                case (.success(let kept), .failure(let refusal)):
+                    #expect(refusal as? PasswordAccountConflict == .lastSignInMethod, "round \(round): \(refusal)")
+                    #expect(kept == after)
+                    #expect(after.signInMethods == ["password"], "round \(round)")
+                case (.failure(let refusal), .success(let kept)):
+                    #expect(refusal as? PasswordAccountConflict == .lastSignInMethod, "round \(round): \(refusal)")
+                    #expect(kept == after)
+                    #expect(after.signInMethods == ["apple"], "round \(round)")
+                default:
+                    Issue.record("round \(round): not exactly one removal succeeded (\(unlinked), \(removed)); the user is left with \(after.signInMethods)")
+                }
+                // One change, one event.
+                #expect(try await Self.events(store).count == eventsBefore + 1, "round \(round)")
+            }
+        }
+    }
+
+    /// The upgrade (bind the Apple ID and remove the password) at the same moment as an
+    /// unlink of that Apple ID: whichever order they take, the user keeps a way in (the unlink
+    /// refused, or undone by the upgrade's binding).
+    @Test(arguments: Engine.available)
+    func anUpgradeRacingAnUnlinkLeavesAWayIn(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            for round in 0..<30 {
+                let (user, sub) = try await Self.userWithBothMethods(store, round: round)
+                async let upgrading = Self.outcome {
+                    try await store.bindAppleID(
+                        AppleBinding(
+                            userID: user.id, write: Self.appleWrite(sub: sub, token: "t-upgrade-\(round)"), removingPassword: "$scrypt$h1",
+                            makesSession: true),
+                        now: 1_100
+                    ).user
+                }
+                async let unlinking = Self.outcome { try await store.unbindAppleID(userID: user.id, now: 1_100, firstAttemptAt: 1_100) }
+                let (upgraded, unlinked) = await (upgrading, unlinking)
+                let after = try #require(try await store.users.user(id: user.id))
+                #expect(after.signInMethods == ["apple"], "round \(round): \(upgraded), \(unlinked)")
+                #expect(after.appleSub == sub)
+                #expect((try? upgraded.get()) != nil, "round \(round): the upgrade is refused by nothing here (\(upgraded))")
+                if case .failure(let refusal) = unlinked {
+                    #expect(refusal as? PasswordAccountConflict == .lastSignInMethod, "round \(round): \(refusal)")
+                }
+            }
+        }
+    }
+
     // MARK: - No silent merges
 
     @Test(arguments: Engine.available)

@@ -169,7 +169,7 @@ import Testing
                 switch event {
                 case .listening: heard.withLock { $0.listening = true }
                 case .notification(let notification): heard.withLock { $0.payloads.append(notification.payload) }
-                case .disconnected: break
+                case .confirmed, .disconnected: break
                 }
             }
             defer { listener.close() }

@@ -114,6 +114,17 @@ public final class PostgresCluster: Sendable {
         "postgres://siwa@127.0.0.1:\(port)/\(name)"
     }
 
+    /// The server processes of the connections to the database of `url` (one of this
+    /// cluster's) whose application name is `applicationName`, in no order.
+    public func backendProcessIDs(database url: String, applicationName: String) async throws -> Set<Int32> {
+        let name = String(url.split(separator: "/").last ?? "")
+        return try await admin.withConnection { connection in
+            Set(try connection.query(
+                "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = $2", [.text(name), .text(applicationName)]
+            ).map { Int32(try $0.int(0)) })
+        }
+    }
+
     // MARK: - Server control
 
     /// Stops the server and keeps its data (connections fail until `resume()`).
