@@ -102,7 +102,7 @@ let package = Package(
 
         .testTarget(name: "WireFormatTests", dependencies: ["WireFormat"], swiftSettings: strict),
         .testTarget(name: "SystemThreadTests", dependencies: ["SystemThread"], swiftSettings: strict),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "OpenSSLCryptoTests", dependencies: ["OpenSSLCrypto", "TestSupport"], swiftSettings: strict),

@@ -1,4 +1,5 @@
 import HTTPServer
+import WireFormat
 import Testing
 
 /// `application/x-www-form-urlencoded` decoding, byte for byte (Fuzz/FormFields checks the same
