@@ -34,9 +34,9 @@ import Testing
         await server.stop()
     }
 
-    @Test func connectionsPastThePerAddressCapAreClosedAtOnce() async throws {
+    @Test func connectionsPastThePerClientCapAreClosedAtOnce() async throws {
         var limits = HTTPLimits()
-        limits.maxConnectionsPerAddress = 3
+        limits.maxConnectionsPerClient = 3
         let server = try TestServer.start(limits: limits)
         var held: [RawClient] = []
         for _ in 0..<3 {
@@ -52,6 +52,43 @@ import Testing
         held.removeFirst()
         #expect(try await eventuallyServes(server))
         await server.stop()
+    }
+
+    /// Issue 19: one host with a /64 held all 10,000 connections, each of its addresses counted
+    /// apart. Real sockets from several addresses of one /64, put on the loopback device for the
+    /// test (it has only `::1` otherwise).
+    @Test(.enabled(if: LoopbackAddresses.isAvailable))
+    func connectionsFromAddressesOfOneIPv6Slash64ShareOneCap() async throws {
+        var limits = HTTPLimits()
+        limits.maxConnectionsPerClient = 3
+        let loopback = try LoopbackAddresses(["1::a", "1::b", "1:ffff::c", "1::d", "2::a"])
+        try await loopback.waitUntilUsable()
+        let server = try TestServer.start(threads: 1, host: "::", limits: limits)
+        // One at a time, each answered before the next, so the order of admission is known.
+        var statuses: [Int?] = []
+        var held: [RawClient] = []
+        for source in ["1::a", "1::b", "1:ffff::c", "1::d", "2::a"].map(loopback.address) {
+            let client = try RawClient(port: server.port, host: "::1", source: source)
+            client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            statuses.append(try? await client.readResponse().status)
+            held.append(client)
+        }
+        // The fourth address of the /64 is refused as its host's fourth connection, closed with
+        // no answer; the next /64 is someone else.
+        #expect(statuses == [200, 200, 200, nil, 200])
+        #expect(await held[3].isClosedByServer())
+        // One of the host's goes: another address of the /64 is welcome again.
+        held.removeFirst()
+        var admitted = false
+        for _ in 0..<20 where !admitted {
+            let client = try RawClient(port: server.port, host: "::1", source: loopback.address("1::d"))
+            client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            admitted = (try? await client.readResponse().status) == 200
+            if !admitted { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(admitted)
+        await server.stop()
+        withExtendedLifetime(loopback) {}
     }
 
     @Test func connectionsPastMaxConnectionsAreClosedAtOnce() async throws {

@@ -13,8 +13,9 @@ public struct HTTPLimits: Sendable, Equatable {
     public var maxChunkLineBytes = 4 * 1024
     /// Open connections in all; more are closed as soon as they are accepted (SPEC §12).
     public var maxConnections = 10_000
-    /// Open connections from one peer address; more are closed as soon as they are accepted.
-    public var maxConnectionsPerAddress = 256
+    /// Open connections from one client (`ClientKey`: an IPv4 address, an IPv6 /64); more are
+    /// closed as soon as they are accepted.
+    public var maxConnectionsPerClient = 256
     /// After its first `HTTPTimeouts.bodyGrace`, a body must keep arriving at this average
     /// rate, or the request gets 408: one byte every few seconds must not hold a connection.
     public var minBodyBytesPerSecond = 1024

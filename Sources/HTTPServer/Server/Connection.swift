@@ -18,6 +18,8 @@ final class Connection {
     let fd: Int32
     /// The peer's IP address, as the socket says.
     let remoteAddress: String
+    /// The client this connection counts against for the per-client cap; nil when exempt.
+    let countedAs: ClientKey?
     private unowned let loop: EventLoop
     private var parser: RequestParser
 
@@ -48,9 +50,10 @@ final class Connection {
     /// Bytes of the server's body budget this connection holds.
     private var reservedBodyBytes = 0
 
-    init(fd: Int32, remoteAddress: String, loop: EventLoop, now: UInt64) {
+    init(fd: Int32, remoteAddress: String, countedAs: ClientKey?, loop: EventLoop, now: UInt64) {
         self.fd = fd
         self.remoteAddress = remoteAddress
+        self.countedAs = countedAs
         self.loop = loop
         self.parser = RequestParser(limits: loop.server.configuration.limits)
         acceptedAt = now
