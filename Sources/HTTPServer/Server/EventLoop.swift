@@ -213,6 +213,8 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     var isStopping: Bool { stopping }
 
+    func connectionMemory() -> [Connection.Memory] { connections.values.map(\.memory) }
+
     func currentDate() -> String { dateCache.current() }
 
     /// Enforces every connection's deadline; four times a second is precise enough for
