@@ -21,12 +21,22 @@ final class RawClient: @unchecked Sendable {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: UInt16, host: String = "127.0.0.1", timeoutSeconds: Int = 5) throws {
+    /// `source`, an IPv6 address of this machine, is the address the client connects from.
+    init(port: UInt16, host: String = "127.0.0.1", source: String? = nil, timeoutSeconds: Int = 5) throws {
         let isV6 = host.contains(":")
         fd = socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var result: Int32
+        if let source {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            inet_pton(AF_INET6, source, &address.sin6_addr)
+            result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+            if result != 0 { throw Failure.connect(errno) }
+        }
         if isV6 {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)

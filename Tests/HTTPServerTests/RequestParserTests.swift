@@ -225,4 +225,62 @@ private func expectSameOutcomeWhateverTheSplit(_ text: String, limits: HTTPLimit
         let outcome = whole("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n" + trailers + "\r\n")
         #expect(outcome.errorStatus == 431)
     }
+
+    /// What the server's body budget is charged (issue 19): a 1 MiB body one byte short, read
+    /// 64 KiB at a time, held 2 MiB when its buffer grew by doubling past the declared length.
+    /// Now it holds what arrived and one piece more at most.
+    @Test func aBodyHoldsNoMoreMemoryThanItsDeclaredLength() throws {
+        let length = 1 << 20
+        var parser = RequestParser()
+        parser.append(Array("POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: \(length)\r\n\r\n".utf8))
+        let read = 64 * 1024
+        var received = 0
+        var largest = 0
+        while received < length - 1 {
+            let piece = min(read, length - 1 - received)
+            parser.append([UInt8](repeating: 0x61, count: piece))
+            received += piece
+            while try parser.next() != nil {}
+            #expect(parser.heldByteCount == received)
+            #expect(parser.heldCapacity >= received)
+            #expect(parser.heldCapacity <= received + BodyBuffer.pieceSize + 4096)
+            largest = max(largest, parser.heldCapacity)
+        }
+        // Never past the declared length (and the allocator's rounding).
+        #expect(largest <= length + 4096)
+        parser.append([0x62])
+        guard case .request(_, let body) = try parser.next() else {
+            Issue.record("no request")
+            return
+        }
+        #expect(body.count == length && body.last == 0x62)
+        #expect(body.capacity <= length + 4096)
+        // The body went with the request, and the parser's buffer with it.
+        #expect(parser.heldCapacity == 0)
+    }
+
+    @Test func aChunkedBodyHoldsWhatArrivedAndOnePieceMoreAtMost() throws {
+        var parser = RequestParser()
+        parser.append(Array("POST /upload HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
+        guard case .head = try parser.next() else {
+            Issue.record("no head")
+            return
+        }
+        var received = 0
+        for size in [1, 100, 5_000, 70_000, 300_000, 673_475] {
+            parser.append(Array("\(String(size, radix: 16))\r\n".utf8) + [UInt8](repeating: 0x61, count: size) + Array("\r\n".utf8))
+            received += size
+            #expect(try parser.next() == nil)
+            #expect(parser.heldByteCount == received)
+            #expect(parser.heldCapacity >= received)
+            #expect(parser.heldCapacity <= received + BodyBuffer.pieceSize + 4096)
+        }
+        #expect(received == HTTPLimits().maxBodyBytes)
+        parser.append(Array("0\r\n\r\n".utf8))
+        guard case .request(_, let body) = try parser.next() else {
+            Issue.record("no request")
+            return
+        }
+        #expect(body.count == received && body.capacity <= received + 4096)
+    }
 }

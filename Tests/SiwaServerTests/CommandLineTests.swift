@@ -341,6 +341,33 @@ final class HeldConnection: @unchecked Sendable {
 
     deinit { close(fd) }
 
+    /// Sends every byte (blocking while the server does not read), stopping early only when the
+    /// connection fails.
+    func sendBlocking(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return }
+            offset += sent
+        }
+    }
+
+    /// True when a response or the end of the connection waits to be read; nothing is read.
+    var hasInput: Bool {
+        var readable = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&readable, 1, 0) > 0
+    }
+
+    /// The client's own port, which the server sees as the peer's.
+    var localPort: UInt16 {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
     /// Sends `request` and returns what has arrived once a whole `Content-Length` response is in.
     func exchange(_ request: String) async throws -> String {
         let bytes = Array(request.utf8)

@@ -44,6 +44,7 @@ final class ServerProcess: Sendable {
         await child.wait(seconds: seconds).status
     }
 
+    var pid: pid_t { child.pid }
     var isRunning: Bool { child.isRunning }
     var stdoutText: String { child.stdoutText }
     var stderrText: String { child.stderrText }

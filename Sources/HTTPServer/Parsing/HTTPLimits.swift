@@ -13,15 +13,17 @@ public struct HTTPLimits: Sendable, Equatable {
     public var maxChunkLineBytes = 4 * 1024
     /// Open connections in all; more are closed as soon as they are accepted (SPEC §12).
     public var maxConnections = 10_000
-    /// Open connections from one peer address; more are closed as soon as they are accepted.
-    public var maxConnectionsPerAddress = 256
+    /// Open connections from one client (`ClientKey`: an IPv4 address, an IPv6 /64); more are
+    /// closed as soon as they are accepted.
+    public var maxConnectionsPerClient = 256
     /// After its first `HTTPTimeouts.bodyGrace`, a body must keep arriving at this average
     /// rate, or the request gets 408: one byte every few seconds must not hold a connection.
     public var minBodyBytesPerSecond = 1024
-    /// Request bytes all connections together may hold beyond `freeBufferBytes` each. Past it,
-    /// a request that needs more gets 503 `busy`, so trickled large bodies cannot exhaust memory.
+    /// Memory for requests that all connections together may hold beyond `freeBufferBytes` each,
+    /// counted as allocated (buffers and bodies by capacity, not by bytes received). Past it, a
+    /// request that needs more gets 503 `busy`, so trickled large bodies cannot exhaust memory.
     public var bufferedBodyBudget = 64 << 20
-    /// What any connection may buffer without drawing on `bufferedBodyBudget` (a whole head).
+    /// What any connection may hold without drawing on `bufferedBodyBudget` (a whole head).
     public var freeBufferBytes = 20 * 1024
     /// Requests with bodies of at least this size are handled off the I/O thread: parsing them
     /// takes long enough to delay every other connection of the loop.

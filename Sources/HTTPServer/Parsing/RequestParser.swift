@@ -20,19 +20,14 @@ public struct RequestParser {
     private enum State {
         case head
         case fixedBody(HTTPRequestHead, length: Int)
-        case chunked(HTTPRequestHead, ChunkedBodyState)
+        case chunked(HTTPRequestHead, ChunkStep)
     }
 
-    private struct ChunkedBodyState {
-        enum Step {
-            case sizeLine
-            case data(remaining: Int)
-            case dataEnd
-            case trailers(fields: Int, bytes: Int)
-        }
-
-        var step: Step = .sizeLine
-        var body: [UInt8] = []
+    private enum ChunkStep {
+        case sizeLine
+        case data(remaining: Int)
+        case dataEnd
+        case trailers(fields: Int, bytes: Int)
     }
 
     public let limits: HTTPLimits
@@ -44,6 +39,8 @@ public struct RequestParser {
     private var lineCount = 0
     private var state = State.head
     private var headReported = false
+    /// The body of the request being received, moved out of `buffer` as it arrives.
+    private var body = BodyBuffer()
 
     public init(limits: HTTPLimits = HTTPLimits()) {
         self.limits = limits
@@ -62,12 +59,14 @@ public struct RequestParser {
     /// Bytes received and not yet handed out as part of a request.
     public var bufferedByteCount: Int { buffer.count - start }
 
-    /// Bytes of the request being received that the parser holds: buffered input plus a
-    /// chunked body decoded so far. What a connection costs in memory, and how far its body got.
-    public var heldByteCount: Int {
-        if case .chunked(_, let chunked) = state { return bufferedByteCount + chunked.body.count }
-        return bufferedByteCount
-    }
+    /// Bytes of the request being received that the parser holds: buffered input plus the body
+    /// received so far. How far a body got.
+    public var heldByteCount: Int { bufferedByteCount + body.count }
+
+    /// Memory the parser holds: the allocated capacity of its input buffer and of the body being
+    /// received (what arrived, and one piece more at most), which is what the server's body
+    /// budget is charged.
+    public var heldCapacity: Int { buffer.capacity + body.capacity }
 
     /// True once any byte of the next request has arrived (leading blank lines aside).
     public var hasPartialRequest: Bool {
@@ -95,6 +94,12 @@ public struct RequestParser {
         }
     }
 
+    /// Drops everything received, giving the memory back: for a connection that will read no
+    /// further request.
+    public mutating func discardAll() {
+        self = RequestParser(limits: limits)
+    }
+
     /// The next event, or nil when more bytes are needed.
     public mutating func next() throws(HTTPParseError) -> Event? {
         switch state {
@@ -107,27 +112,27 @@ public struct RequestParser {
             case .length(let length):
                 state = .fixedBody(head, length: length)
             case .chunked:
-                state = .chunked(head, ChunkedBodyState())
+                state = .chunked(head, .sizeLine)
             }
             headReported = false
             return try next()
         case .fixedBody(let head, let length):
-            if buffer.count - start >= length {
-                let body = Array(buffer[start..<start + length])
-                start += length
+            let available = min(length - body.count, buffer.count - start)
+            if available > 0 { moveToBody(available, atMost: length) }
+            releaseBufferIfConsumed()
+            if body.count == length {
                 finishRequest()
-                return .request(head, body: body)
+                return .request(head, body: body.take())
             }
             return reportHeadOnce(head)
-        case .chunked(let head, var chunked):
-            // Move the state out while decoding so the body array is uniquely referenced.
-            state = .head
-            let done = try decodeChunks(&chunked)
+        case .chunked(let head, var step):
+            let done = try decodeChunks(&step)
+            releaseBufferIfConsumed()
             if done {
                 finishRequest()
-                return .request(head, body: chunked.body)
+                return .request(head, body: body.take())
             }
-            state = .chunked(head, chunked)
+            state = .chunked(head, step)
             return reportHeadOnce(head)
         }
     }
@@ -136,6 +141,22 @@ public struct RequestParser {
         if headReported { return nil }
         headReported = true
         return .head(head)
+    }
+
+    /// Moves the next `count` buffered bytes to the body, whose whole is at most `limit`.
+    private mutating func moveToBody(_ count: Int, atMost limit: Int) {
+        body.append(buffer[start..<start + count], limit: limit)
+        start += count
+    }
+
+    /// While a body arrives, an input buffer emptied into it is let go: kept, it would be held
+    /// beside the body for as long as the body takes to arrive.
+    private mutating func releaseBufferIfConsumed() {
+        if start == buffer.count {
+            buffer = []
+            start = 0
+            scanFrom = 0
+        }
     }
 
     private mutating func finishRequest() {
@@ -374,27 +395,26 @@ public struct RequestParser {
     // MARK: - Chunked body (RFC 9112 §7.1)
 
     /// Decodes what has arrived; true when the last chunk and trailers are complete.
-    private mutating func decodeChunks(_ chunked: inout ChunkedBodyState) throws(HTTPParseError) -> Bool {
+    private mutating func decodeChunks(_ step: inout ChunkStep) throws(HTTPParseError) -> Bool {
         while true {
-            switch chunked.step {
+            switch step {
             case .sizeLine:
                 guard let line = try takeLine(limit: limits.maxChunkLineBytes, what: "chunk size line") else { return false }
                 let size = try Self.parseChunkSize(line)
-                if size > limits.maxBodyBytes - chunked.body.count {
+                if size > limits.maxBodyBytes - body.count {
                     throw HTTPParseError(.payloadTooLarge, "body over \(limits.maxBodyBytes) bytes")
                 }
-                chunked.step = size == 0 ? .trailers(fields: 0, bytes: 0) : .data(remaining: size)
+                step = size == 0 ? .trailers(fields: 0, bytes: 0) : .data(remaining: size)
             case .data(let remaining):
                 let available = min(remaining, buffer.count - start)
                 if available == 0 { return false }
-                chunked.body.append(contentsOf: buffer[start..<start + available])
-                start += available
-                chunked.step = remaining == available ? .dataEnd : .data(remaining: remaining - available)
+                moveToBody(available, atMost: limits.maxBodyBytes)
+                step = remaining == available ? .dataEnd : .data(remaining: remaining - available)
             case .dataEnd:
                 guard buffer.count - start >= 2 else { return false }
                 guard buffer[start] == 0x0D, buffer[start + 1] == 0x0A else { throw .bad("missing CRLF after chunk data") }
                 start += 2
-                chunked.step = .sizeLine
+                step = .sizeLine
             case .trailers(let fields, let bytes):
                 let lineStart = start
                 guard let line = try takeLine(limit: limits.maxHeaderBytes, what: "trailer") else { return false }
@@ -406,7 +426,7 @@ public struct RequestParser {
                 // Trailers are checked for syntax and then dropped: nothing here reads them, and
                 // merging them into the head would let a body rewrite its own framing.
                 _ = try line.withUnsafeBufferPointer { bytes throws(HTTPParseError) in try Self.parseField(bytes) }
-                chunked.step = .trailers(fields: fields + 1, bytes: total)
+                step = .trailers(fields: fields + 1, bytes: total)
             }
         }
     }

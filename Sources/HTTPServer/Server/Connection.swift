@@ -18,6 +18,8 @@ final class Connection {
     let fd: Int32
     /// The peer's IP address, as the socket says.
     let remoteAddress: String
+    /// The client this connection counts against for the per-client cap; nil when exempt.
+    let countedAs: ClientKey?
     private unowned let loop: EventLoop
     private var parser: RequestParser
 
@@ -47,10 +49,13 @@ final class Connection {
     private var bodyStartedAt: UInt64?
     /// Bytes of the server's body budget this connection holds.
     private var reservedBodyBytes = 0
+    /// Allocated capacity of the body handed to the handler, held until its response.
+    private var inFlightBodyCapacity = 0
 
-    init(fd: Int32, remoteAddress: String, loop: EventLoop, now: UInt64) {
+    init(fd: Int32, remoteAddress: String, countedAs: ClientKey?, loop: EventLoop, now: UInt64) {
         self.fd = fd
         self.remoteAddress = remoteAddress
+        self.countedAs = countedAs
         self.loop = loop
         self.parser = RequestParser(limits: loop.server.configuration.limits)
         acceptedAt = now
@@ -82,7 +87,7 @@ final class Connection {
             if servedRequests > 0, !inFlight, !parser.hasPartialRequest { requestBegan = now }
             lastReadAt = now
             parser.append(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
-            guard inFlight || reserveBudgetForInput() else {
+            guard inFlight || chargeBudgetForHeldMemory() else {
                 refuseAndClose(.busy)
                 return
             }
@@ -109,6 +114,14 @@ final class Connection {
                 event = try parser.next()
             } catch {
                 refuseAndClose(HTTPRefusal(error))
+                return
+            }
+            if case .request(_, let body) = event { inFlightBodyCapacity = body.capacity }
+            // Growing a body allocates before it can be charged; refused, the parser's memory
+            // is given back at once, so the budget is overdrawn for no longer than this.
+            guard chargeBudgetForHeldMemory() else {
+                inFlightBodyCapacity = 0
+                refuseAndClose(.busy)
                 return
             }
             guard let event else { break }
@@ -172,7 +185,10 @@ final class Connection {
     /// Queues a response; runs on the loop thread.
     func complete(_ response: HTTPResponse, context: ResponseContext) {
         inFlight = false
-        releaseBudget()
+        inFlightBodyCapacity = 0
+        // Gives back the body's share. Should input read meanwhile need more than is left, the
+        // next `processInput` refuses it.
+        _ = chargeBudgetForHeldMemory()
         let now = MonotonicClock.now()
         var record = context.record
         record.route = response.route
@@ -199,6 +215,8 @@ final class Connection {
 
     /// Answers a request the connection itself refused, then closes.
     private func refuseAndClose(_ refusal: HTTPRefusal) {
+        // No further request is read: what was received goes now, not after the linger.
+        parser.discardAll()
         let requestID = RequestID.make()
         let context = ResponseContext(
             encoding: ResponseEncoder.Context(version: .http1_1, keepAlive: false, isHead: false, acceptsGzip: false, requestID: requestID),
@@ -301,6 +319,7 @@ final class Connection {
         // Idle connections give their buffers back: thousands of them must stay cheap.
         if !inFlight, !hasPendingOutput, !parser.hasPartialRequest {
             parser.shrinkIfEmpty()
+            _ = chargeBudgetForHeldMemory()
             if output.capacity > 0 { output = [] }
         }
     }
@@ -318,21 +337,37 @@ final class Connection {
         return !required.overflow && UInt64(parser.heldByteCount) < required.partialValue / 1_000_000_000
     }
 
-    /// Draws on the server's body budget for what the parser holds beyond the free allowance,
-    /// in 64 KiB steps; false when the budget is spent.
-    private func reserveBudgetForInput() -> Bool {
-        let needed = parser.heldByteCount - limits.freeBufferBytes - reservedBodyBytes
-        guard needed > 0 else { return true }
-        let step = 64 * 1024
-        let amount = (needed + step - 1) / step * step
-        guard loop.server.reserveBodyBytes(amount) else { return false }
-        reservedBodyBytes += amount
+    /// The memory this connection holds for requests: the parser's buffers and the body in
+    /// flight, by allocated capacity (bytes received understate it).
+    private var heldMemory: Int { parser.heldCapacity + inFlightBodyCapacity }
+
+    /// Makes this connection's share of the server's body budget what it holds beyond the free
+    /// allowance, drawing more or giving some back; false (and nothing drawn) when the budget
+    /// cannot cover it.
+    private func chargeBudgetForHeldMemory() -> Bool {
+        let needed = max(0, heldMemory - limits.freeBufferBytes)
+        if needed > reservedBodyBytes {
+            guard loop.server.reserveBodyBytes(needed - reservedBodyBytes) else { return false }
+        } else if needed < reservedBodyBytes {
+            loop.server.releaseBodyBytes(reservedBodyBytes - needed)
+        }
+        reservedBodyBytes = needed
         return true
     }
 
-    private func releaseBudget() {
-        loop.server.releaseBodyBytes(reservedBodyBytes)
-        reservedBodyBytes = 0
+    /// What this connection holds for requests and how much of the budget it has drawn, read on
+    /// its loop (tests check one against the other).
+    var memory: Memory {
+        Memory(receivedBytes: parser.heldByteCount, heldBytes: heldMemory, reservedBytes: reservedBodyBytes)
+    }
+
+    struct Memory: Sendable {
+        /// Bytes of the request being received that have arrived.
+        var receivedBytes: Int
+        /// Allocated capacity of the parser's buffers and of the body in flight.
+        var heldBytes: Int
+        /// Bytes of the server's body budget drawn.
+        var reservedBytes: Int
     }
 
     // MARK: Closing
@@ -347,7 +382,9 @@ final class Connection {
     private func close() {
         guard !isClosed else { return }
         isClosed = true
-        releaseBudget()
+        // A body in flight keeps its share until its handler is done (`complete`).
+        parser.discardAll()
+        _ = chargeBudgetForHeldMemory()
         Glibc.close(fd)
         loop.connectionClosed(self)
     }

@@ -174,14 +174,15 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
                 }
             }
             let peer = ListeningSocket.formatAddress(address)
-            guard server.admitConnection(from: peer) else {
+            let client = server.capKey(for: peer)
+            guard server.admitConnection(countedAs: client) else {
                 // Over a cap: closed at once, before a byte is read or a buffer is made.
                 close(fd)
                 continue
             }
             var noDelay: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
-            let connection = Connection(fd: fd, remoteAddress: peer, loop: self, now: MonotonicClock.now())
+            let connection = Connection(fd: fd, remoteAddress: peer, countedAs: client, loop: self, now: MonotonicClock.now())
             connections[fd] = connection
             register(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
         }
@@ -189,7 +190,7 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     func connectionClosed(_ connection: Connection) {
         connections.removeValue(forKey: connection.fd)
-        server.connectionEnded(from: connection.remoteAddress)
+        server.connectionEnded(countedAs: connection.countedAs)
     }
 
     func register(_ fd: Int32, events: UInt32) {
@@ -211,6 +212,8 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
     }
 
     var isStopping: Bool { stopping }
+
+    func connectionMemory() -> [Connection.Memory] { connections.values.map(\.memory) }
 
     func currentDate() -> String { dateCache.current() }
 
@@ -253,7 +256,7 @@ final class ServerContext: Sendable {
     let logger: Logger
     private let onAllLoopsExited: @Sendable () -> Void
     private let runningLoops: Atomic<Int>
-    private let openConnections = Mutex<(total: Int, byAddress: [String: Int])>((0, [:]))
+    private let openConnections = Mutex(OpenConnections())
     /// Bytes of `limits.bufferedBodyBudget` not yet reserved by a connection.
     private let bodyBudgetLeft: Atomic<Int>
 
@@ -270,30 +273,20 @@ final class ServerContext: Sendable {
         self.bodyBudgetLeft = Atomic(configuration.limits.bufferedBodyBudget)
     }
 
-    /// Counts a new connection, or refuses it when it would pass `maxConnections` or the
-    /// per-address cap. Once per connection, so one lock shared by the loops costs nothing.
-    func admitConnection(from address: String) -> Bool {
-        let limits = configuration.limits
-        let capped = !configuration.isExemptFromAddressCap(address)
-        return openConnections.withLock { open in
-            guard open.total < limits.maxConnections else { return false }
-            if capped {
-                let fromAddress = open.byAddress[address, default: 0]
-                guard fromAddress < limits.maxConnectionsPerAddress else { return false }
-                open.byAddress[address] = fromAddress + 1
-            }
-            open.total += 1
-            return true
-        }
+    /// Whom a peer's connections count against for the per-client cap; nil for a peer exempt
+    /// from it.
+    func capKey(for address: String) -> ClientKey? {
+        configuration.isExemptFromAddressCap(address) ? nil : ClientKey(address: address)
     }
 
-    func connectionEnded(from address: String) {
-        openConnections.withLock { open in
-            open.total -= 1
-            if let count = open.byAddress[address] {
-                open.byAddress[address] = count > 1 ? count - 1 : nil
-            }
-        }
+    /// Counts a new connection, or refuses it when it would pass `maxConnections` or the
+    /// per-client cap. Once per connection, so one lock shared by the loops costs nothing.
+    func admitConnection(countedAs client: ClientKey?) -> Bool {
+        openConnections.withLock { $0.admit(client, limits: configuration.limits) }
+    }
+
+    func connectionEnded(countedAs client: ClientKey?) {
+        openConnections.withLock { $0.end(client) }
     }
 
     /// Takes `bytes` from the shared body budget; false when not enough is left.

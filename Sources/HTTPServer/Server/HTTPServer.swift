@@ -41,6 +41,16 @@ public final class HTTPServer: Sendable {
     /// Bytes of the shared body budget no connection holds (tests wait on it); nil before `start`.
     var bodyBudgetLeft: Int? { state.withLock { $0.context }?.bodyBudgetLeftNow }
 
+    /// What every open connection holds for requests, each read on its own loop (tests compare
+    /// it with the budget).
+    func connectionMemory() async -> [Connection.Memory] {
+        var memory: [Connection.Memory] = []
+        for loop in state.withLock({ $0.loops }) {
+            memory += await Task(executorPreference: loop) { loop.connectionMemory() }.value
+        }
+        return memory
+    }
+
     /// Binds every loop's socket and starts the loops. Throws if the address cannot be bound;
     /// nothing is left open then.
     @discardableResult

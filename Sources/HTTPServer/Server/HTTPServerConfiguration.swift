@@ -32,8 +32,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var backgroundThreads = BackgroundExecutor.defaultThreads()
     public var limits: HTTPLimits
     public var timeouts: HTTPTimeouts
-    /// Peers the per-address connection cap does not apply to: trusted proxies carry many
-    /// clients on their connections.
+    /// Peer addresses the per-client connection cap does not apply to: trusted proxies carry
+    /// many clients on their connections.
     public var isExemptFromAddressCap: @Sendable (String) -> Bool = { _ in false }
 
     public init(

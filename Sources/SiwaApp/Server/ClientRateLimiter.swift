@@ -2,11 +2,11 @@ import HTTPServer
 import Synchronization
 
 /// `rate_limit` on the routes that write for clients not signed in (SPEC §12): a token bucket
-/// per client address, so one client cannot fill the database with login states and nonces.
+/// per client, so one client cannot fill the database with login states and nonces.
 ///
-/// IPv6 clients are counted by their /64, the smallest block a single host is usually given:
-/// per address, one machine could rotate through 2^64 buckets. The table is bounded: when it is
-/// full, buckets that have refilled (their clients went quiet) are dropped first.
+/// A client is a `ClientKey`, as for the connection cap: an IPv6 client is its /64. The table
+/// is bounded: when it is full, buckets that have refilled (their clients went quiet) are
+/// dropped first.
 final class ClientRateLimiter: Sendable {
     /// Whether the request may go on, or how many seconds to wait (`Retry-After`).
     enum Decision: Equatable {
@@ -23,7 +23,7 @@ final class ClientRateLimiter: Sendable {
     private let refillPerSecond: Double
     private let maxClients: Int
     private let clock: @Sendable () -> Double
-    private let buckets = Mutex<[[UInt8]: Bucket]>([:])
+    private let buckets = Mutex<[ClientKey: Bucket]>([:])
 
     /// - Parameter clock: seconds on any monotonic scale; tests hold it.
     init(limit: RateLimit, maxClients: Int = 100_000, clock: @escaping @Sendable () -> Double = Clocks.system.monotonic) {
@@ -34,7 +34,7 @@ final class ClientRateLimiter: Sendable {
     }
 
     func decide(clientAddress: String) -> Decision {
-        let key = Self.key(for: clientAddress)
+        let key = ClientKey(address: clientAddress)
         let now = clock()
         return buckets.withLock { buckets in
             var bucket = buckets[key] ?? Bucket(tokens: capacity, updatedAt: now)
@@ -72,16 +72,8 @@ final class ClientRateLimiter: Sendable {
 
     /// Full buckets carry no state worth keeping; if every client is active, start afresh
     /// rather than grow without bound.
-    private func prune(_ buckets: inout [[UInt8]: Bucket], now: Double) {
+    private func prune(_ buckets: inout [ClientKey: Bucket], now: Double) {
         buckets = buckets.filter { $0.value.tokens + (now - $0.value.updatedAt) * refillPerSecond < capacity }
         if buckets.count >= maxClients { buckets.removeAll(keepingCapacity: true) }
-    }
-
-    static func key(for address: String) -> [UInt8] {
-        var text = Substring(address)
-        if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
-        guard let parsed = IPAddressLiteral(String(text)) else { return Array(address.utf8) }
-        if let v4 = parsed.unmappedIPv4 { return v4.bytes }
-        return parsed.isIPv6 ? Array(parsed.bytes[0..<8]) : parsed.bytes
     }
 }
