@@ -82,6 +82,8 @@ struct PasswordPagesTests {
             fixture, "/auth/password/sign-up", [("csrf", token), ("email", "ada@example.com"), ("password", "correct horse battery")],
             cookies: ["\(SessionCookies.formName)=\(cookie)"])
         let session = "siwa_session=" + (made.cookieValue(SessionCookies.sessionName) ?? "")
+        // Only a proven email may carry an Apple ID (SPEC §13), as its verification code would.
+        try await fixture.database.write { _ = try $0.run("UPDATE password_credentials SET email_verified = 1") }
         let account = try await fixture.send("GET", "/account", headers: ["Cookie": session])
         let accountToken = try #require(Self.csrf(in: account.body))
 
@@ -125,6 +127,7 @@ struct PasswordPagesTests {
             fixture, "/auth/password/sign-up", [("csrf", token), ("email", "bob@example.com"), ("password", "correct horse battery")],
             cookies: ["\(SessionCookies.formName)=\(cookie)"])
         let session = "siwa_session=" + (made.cookieValue(SessionCookies.sessionName) ?? "")
+        try await fixture.database.write { _ = try $0.run("UPDATE password_credentials SET email_verified = 1") }
         let accountToken = try #require(Self.csrf(in: try await fixture.send("GET", "/account", headers: ["Cookie": session]).body))
         let start = try await fixture.send("GET", "/auth/apple/link?csrf=\(FormURLEncoding.escape(accountToken))", headers: ["Cookie": session])
         let location = try #require(start.header("Location"))
