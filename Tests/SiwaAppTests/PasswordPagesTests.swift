@@ -166,4 +166,42 @@ struct PasswordPagesTests {
         #expect(signedIn.header("Location") == "/account")
         await fixture.stop()
     }
+
+    /// SPEC §13: the link's page only shows a button (fetching it uses nothing up); the button
+    /// posts the code with the form's token and the page then says the address is verified.
+    @Test func theVerifyPageUsesTheCodeOnlyWhenItsButtonIsPressed() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let fixture = try await Fixture {
+            $0.webhookURL = receiver.url
+            $0.webhookSecret = receiver.secretBytes
+        }
+        let (cookie, token) = try await Self.formToken(fixture)
+        let form = "\(SessionCookies.formName)=\(cookie)"
+        _ = try await Self.post(fixture, "/auth/password/sign-up", [("csrf", token), ("email", "di@example.com"), ("password", "correct horse battery")], cookies: [form])
+        let code = try #require(await receiver.emailVerificationRequests(1)?.first?["code"])
+        for _ in 0..<2 {
+            let page = try await fixture.send("GET", "/verify-email?code=\(code)")
+            #expect(page.status == 200)
+            WebFlowTests.expectPageHeaders(page)
+            #expect(page.body.contains(#"action="/auth/email/verify""#) && page.body.contains(#"value="\#(code)""#))
+            #expect(!page.body.contains("<script>"))
+        }
+        #expect(try fixture.database.read { try $0.queryOne("SELECT COUNT(*) FROM email_verification_codes")?.int(0) } == 1)
+        // Without the form's token, or from another origin: nothing is used.
+        let forged = try await Self.post(fixture, "/auth/email/verify", [("csrf", "forged"), ("code", code)], cookies: [form])
+        #expect(forged.status != 303)
+        let foreign = try await Self.post(fixture, "/auth/email/verify", [("csrf", token), ("code", code)], cookies: [form], origin: "https://evil.example")
+        #expect(foreign.status != 303)
+        #expect(try fixture.database.read { try $0.queryOne("SELECT COUNT(*) FROM email_verification_codes")?.int(0) } == 1)
+
+        let done = try await Self.post(fixture, "/auth/email/verify", [("csrf", token), ("code", code)], cookies: [form])
+        #expect(done.status == 303 && done.header("Location") == "/verify-email?done=1")
+        #expect(try await fixture.send("GET", "/verify-email?done=1").body.contains("Your email address is verified"))
+        #expect(try fixture.database.read { try $0.queryOne("SELECT email_verified FROM users")?.int(0) } == 1)
+        let again = try await Self.post(fixture, "/auth/email/verify", [("csrf", token), ("code", code)], cookies: [form])
+        #expect(again.header("Location") == "/verify-email?error=invalid_grant")
+        #expect(try await fixture.send("GET", "/verify-email?error=invalid_grant").body.contains("wrong, used or expired"))
+        await fixture.stop()
+    }
 }
