@@ -271,6 +271,25 @@ public enum PostgresSchema {
                 END $$;
                 """
         ),
+        Migration(
+            version: 12,
+            name: "email_verification",
+            sql: """
+                ALTER TABLE password_credentials ADD COLUMN email_verified BIGINT NOT NULL DEFAULT 0;
+                CREATE TABLE email_verification_codes(
+                    code_hash BYTEA PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES password_credentials(user_id) ON DELETE CASCADE,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL
+                );
+                CREATE INDEX email_verification_codes_by_user ON email_verification_codes(user_id);
+                CREATE TABLE email_code_sends(
+                    key BYTEA PRIMARY KEY,
+                    sent BIGINT NOT NULL,
+                    window_ends_at BIGINT NOT NULL
+                );
+                """
+        ),
     ]
 
     /// Applies pending migrations, each with its `schema_migrations` row in one transaction,

@@ -267,6 +267,30 @@ public enum Schema {
         // PostgreSQL's version 11 lets a write that announced no change skip its cache marker;
         // nothing to change here either.
         Migration(version: 11, name: "cache_notifications_flag_the_transaction", sql: ""),
+        // SPEC §13: proving a password's email. Until this version nothing proved one, so
+        // every existing password is unverified (the column's default says so). A code that
+        // proves an email (only its SHA-256, 24 hours, single use; gone with the credential); and
+        // per email address and kind of code, how many codes went out in the current hour (keys
+        // are SHA-256 of what they count, so the table holds no email).
+        Migration(
+            version: 12,
+            name: "email_verification",
+            sql: """
+                ALTER TABLE password_credentials ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0;
+                CREATE TABLE email_verification_codes(
+                    code_hash BLOB PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES password_credentials(user_id) ON DELETE CASCADE,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX email_verification_codes_by_user ON email_verification_codes(user_id);
+                CREATE TABLE email_code_sends(
+                    key BLOB PRIMARY KEY,
+                    sent INTEGER NOT NULL,
+                    window_ends_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """
+        ),
     ]
 
     /// The newest version this build knows.

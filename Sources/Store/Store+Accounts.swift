@@ -177,6 +177,7 @@ extension Store {
                 + Self.pruneAppReturnCodes(in: connection, now: now)
                 + SigningKeyStore.prune(in: connection, now: now)
                 + Self.prunePasswordRecords(in: connection, now: now)
+                + Self.pruneEmailCodes(in: connection, now: now)
         }
     }
 }

@@ -59,6 +59,9 @@ extension Store {
                         throw PasswordAccountConflict.passwordChanged
                     }
                     try connection.run("DELETE FROM password_credentials WHERE user_id = ?", [.text(binding.userID)])
+                } else if let credential = try Self.credential(userID: binding.userID, in: connection), !credential.emailVerified {
+                    // SPEC §13: an unproven email carries no identity into the account.
+                    throw PasswordAccountConflict.emailUnverified
                 }
                 // The name Apple sends once fills in only what the user has not given.
                 let profile = write.profile ?? adopted?.profile
@@ -67,6 +70,7 @@ extension Store {
                     [.text(identity.appleSub), Self.nonEmpty(profile?.givenName), Self.nonEmpty(profile?.familyName), .integer(now), .text(binding.userID)])
                 // The token's email, its verification and privacy win, as at every sign-in.
                 _ = try UserStore.upsertOnSignIn(in: connection, identity: identity, profile: nil, now: now)
+                try Self.proveAppleEmail(identity, userID: binding.userID, now: now, outbox: outbox, in: connection)
                 if let grant = write.appleTokens {
                     try vault.store(
                         in: connection, userID: binding.userID, clientID: grant.clientID, refreshToken: grant.refreshToken,

@@ -12,7 +12,7 @@ extension Store {
     static let copiedTables = [
         "server_state", "users", "team_transfers", "sessions", "apple_tokens", "pending_profiles", "used_identity_tokens", "issued_nonces",
         "notifications", "revocations", "web_sign_ins", "webhook_events", "signing_keys", "app_return_codes",
-        "password_credentials", "password_reset_codes", "password_attempts",
+        "password_credentials", "password_reset_codes", "password_attempts", "email_verification_codes", "email_code_sends",
     ]
 
     /// `copy-database`: every row of the SQLite database at `path` into the PostgreSQL

@@ -6,6 +6,8 @@ public struct PasswordCredential: Sendable, Equatable {
     public let userID: String
     public let email: String
     public let hash: String
+    /// Whether a code sent to `email`, or Apple, proved it (SPEC §13).
+    public let emailVerified: Bool
     public let createdAt: Int64
     public let updatedAt: Int64
 
@@ -13,11 +15,12 @@ public struct PasswordCredential: Sendable, Equatable {
         userID = try row.string("user_id")
         email = try row.string("email")
         hash = try row.string("hash")
+        emailVerified = try row.bool("email_verified")
         createdAt = try row.int64("created_at")
         updatedAt = try row.int64("updated_at")
     }
 
-    static let columns = "user_id, email, hash, created_at, updated_at"
+    static let columns = "user_id, email, hash, email_verified, created_at, updated_at"
 }
 
 /// Why a change to a password account was refused; the transaction kept nothing of it.
@@ -36,6 +39,8 @@ public enum PasswordAccountConflict: Error, Equatable, Sendable {
     case otherAppleID
     /// The user (or the session that started the change) is gone.
     case userGone
+    /// SPEC §13: the account's email is unproven (linking an Apple ID, a first password).
+    case emailUnverified
 }
 
 /// A new password account (`POST /api/auth/password/sign-up`).
@@ -46,11 +51,14 @@ public struct PasswordSignUp: Sendable {
     public var familyName: String?
     public var deviceName: String?
     public var sessionTTL: Int64
+    /// The `verify_email` code sent to the new account's email (SPEC §13).
+    public var verification: EmailCode
 
-    public init(email: String, hash: String, sessionTTL: Int64) {
+    public init(email: String, hash: String, sessionTTL: Int64, verification: EmailCode) {
         self.email = email
         self.hash = hash
         self.sessionTTL = sessionTTL
+        self.verification = verification
     }
 }
 
@@ -90,12 +98,12 @@ extension Store {
     }
 
     /// SPEC §9 "No silent merges": a Sign in with Apple of a `sub` not yet known whose token
-    /// carries a verified, non-relay email that is another user's password email. nil when the
-    /// sign-in may go ahead.
+    /// carries a verified, non-relay email that is another user's password email, proven
+    /// (SPEC §13: an unproven one blocks nobody). nil when the sign-in may go ahead.
     static func mergeRefusal(_ identity: VerifiedIdentity, in connection: any SQLConnection) throws -> SignInConflict? {
         guard let email = identity.email, identity.emailVerified, !identity.isPrivateEmail,
               try UserStore.user(appleSub: identity.appleSub, in: connection) == nil,
-              try credential(email: EmailAddress.normalized(email), in: connection) != nil
+              try credential(email: EmailAddress.normalized(email), in: connection)?.emailVerified == true
         else { return nil }
         return .accountExists
     }
@@ -129,8 +137,9 @@ extension Store {
 
     // MARK: - Sign-up and sign-in
 
-    /// Creates a user with a password and no Apple ID, with its first session and
-    /// `user.created`. Throws `accountExists` when the email belongs to a user already.
+    /// Creates a user with a password and no Apple ID, with its first session, `user.created`
+    /// and the code that proves its email (`issue`). Throws `accountExists` when the email
+    /// belongs to a user already.
     public func createPasswordUser(_ signUp: PasswordSignUp, now: Int64) async throws -> SignedIn {
         let outbox = self.outbox
         let email = EmailAddress.trimmed(signUp.email), normalized = EmailAddress.normalized(signUp.email)
@@ -150,8 +159,9 @@ extension Store {
                     [.text(id), .text(normalized), .text(signUp.hash), .integer(now), .integer(now)])
                 let user = try Self.existingUser(id, in: connection)
                 try outbox.append(.userCreated, .user(user), now: now, in: connection)
+                let sent = try Self.issue(signUp.verification, userID: id, email: normalized, now: now, outbox: outbox, in: connection)
                 let session = try SessionStore.create(in: connection, userID: id, deviceName: signUp.deviceName, now: now, ttl: signUp.sessionTTL)
-                return SignedIn(user: user, session: session, created: true)
+                return SignedIn(user: user, session: session, created: true, verification: sent)
             }
         }
     }
@@ -197,10 +207,12 @@ extension Store {
                 } else {
                     guard checkedHash == nil else { throw PasswordAccountConflict.passwordChanged }
                     guard let email = before.email, !email.isEmpty else { throw PasswordAccountConflict.noEmail }
+                    // SPEC §13: only an email Apple proved becomes a password's.
+                    guard before.emailVerified else { throw PasswordAccountConflict.emailUnverified }
                     let normalized = EmailAddress.normalized(email)
                     if try Self.emailTaken(normalized, exceptUserID: userID, in: connection) { throw PasswordAccountConflict.accountExists }
                     try connection.run(
-                        "INSERT INTO password_credentials(user_id, email, hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+                        "INSERT INTO password_credentials(user_id, email, hash, email_verified, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)",
                         [.text(userID), .text(normalized), .text(newHash), .integer(now), .integer(now)])
                     try Self.touch(userID, now: now, in: connection)
                 }
@@ -213,35 +225,21 @@ extension Store {
         }
     }
 
-    /// `POST /api/auth/password/reset-request`: for the password of `email`, stores a reset
-    /// code's hash (30 minutes by `expiresAt`) and appends `user.password_reset_requested`
-    /// carrying the code itself, in one transaction. false when no password has that email
-    /// (nothing is stored). A user keeps at most `maxResetCodes` live codes: the oldest go.
-    public func requestPasswordReset(email: String, code: String, codeHash: [UInt8], expiresAt: Int64, now: Int64) async throws -> Bool {
+    /// `POST /api/auth/password/reset-request`: for the password of `email`, a reset code
+    /// (`issue`: its hash stored, the code sent in `user.password_reset_requested`), in one
+    /// transaction. `notNeeded` when no password has that email (nothing is stored).
+    public func requestPasswordReset(email: String, code: EmailCode, now: Int64) async throws -> EmailCode.Outcome {
         let outbox = self.outbox
         let normalized = EmailAddress.normalized(email)
         return try await engine.write { connection in
-            guard let credential = try Self.credential(email: normalized, in: connection) else { return false }
-            try connection.run(
-                "INSERT INTO password_reset_codes(code_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                [.blob(codeHash), .text(credential.userID), .integer(now), .integer(expiresAt)])
-            try connection.run(
-                """
-                DELETE FROM password_reset_codes WHERE user_id = ? AND code_hash NOT IN (
-                    SELECT code_hash FROM password_reset_codes WHERE user_id = ? ORDER BY created_at DESC, code_hash LIMIT ?)
-                """,
-                [.text(credential.userID), .text(credential.userID), .integer(Int64(Self.maxResetCodes))])
-            try outbox.append(
-                .userPasswordResetRequested,
-                .passwordResetRequested(userID: credential.userID, email: credential.email, code: code, expiresAt: expiresAt),
-                now: now, in: connection)
-            return true
+            guard let credential = try Self.credential(email: normalized, in: connection) else { return .notNeeded }
+            return try Self.issue(code, userID: credential.userID, email: credential.email, now: now, outbox: outbox, in: connection)
         }
     }
 
     /// Live reset codes per user: enough for a person who asks again, few enough that a flood
     /// of requests stores nothing more.
-    public static let maxResetCodes = 5
+    public static let maxResetCodes = EmailCode.livePerUser
 
     /// The credential a live reset code would reset (the code is not used up), for checking
     /// the new password against its email first.
@@ -256,20 +254,31 @@ extension Store {
 
     /// `POST /api/auth/password/reset`: uses the code up whatever follows; when it was live,
     /// sets the new password, voids the user's other codes, ends every session and forgets the
-    /// email's failed attempts. nil for a code unknown, used or expired.
+    /// email's failed attempts. The code reached the inbox, so the email is proven
+    /// (`proveCredential`); when it was unproven until now, the Apple ID bound meanwhile is
+    /// unbound and its tokens queued for revocation (SPEC §13). nil for a code unknown, used or
+    /// expired.
     public func resetPassword(codeHash: [UInt8], newHash: String, now: Int64) async throws -> UserRecord? {
-        try await engine.write { connection -> UserRecord? in
+        let (vault, queue, outbox) = (self.vault, revocations, self.outbox)
+        return try await engine.write { connection -> UserRecord? in
             guard let row = try connection.queryOne(
                 "DELETE FROM password_reset_codes WHERE code_hash = ? RETURNING user_id, expires_at", [.blob(codeHash)]),
                 try row.int64("expires_at") > now,
                 let credential = try Self.credential(userID: try row.string("user_id"), in: connection)
             else { return nil }
             let userID = credential.userID
+            let before = try Self.existingUser(userID, in: connection)
             try connection.run("UPDATE password_credentials SET hash = ?, updated_at = ? WHERE user_id = ?", [.text(newHash), .integer(now), .text(userID)])
             try connection.run("DELETE FROM password_reset_codes WHERE user_id = ?", [.text(userID)])
+            if !credential.emailVerified, before.appleSub != nil {
+                try Self.unbindUnprovenAppleID(credential, now: now, vault: vault, queue: queue, in: connection)
+            }
+            try Self.proveCredential(credential, now: now, outbox: outbox, in: connection)
             try SessionStore.endAll(userID: userID, in: connection)
             try PasswordAttempts.forget(email: credential.email, in: connection)
-            return try UserStore.user(id: userID, in: connection)
+            let after = try Self.existingUser(userID, in: connection)
+            try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+            return after
         }
     }
 

@@ -77,6 +77,8 @@ extension Store {
         public let user: UserRecord
         public let session: NewSession
         public let created: Bool
+        /// A password sign-up's email code: sent, or not for the address's hourly limit.
+        public var verification: EmailCode.Outcome? = nil
     }
 
     /// Commits a verified sign-in. Throws `SignInConflict` (and keeps nothing) for a replayed
@@ -145,6 +147,7 @@ extension Store {
         let before = try moved ?? (outbox.renderer == nil ? nil : UserStore.user(appleSub: write.identity.appleSub, in: connection))
         let (user, created) = try UserStore.upsertOnSignIn(
             in: connection, identity: write.identity, profile: write.profile ?? adopted?.profile, now: now)
+        try proveAppleEmail(write.identity, userID: user.id, now: now, outbox: outbox, in: connection)
         if created {
             try outbox.append(.userCreated, .user(user), now: now, in: connection)
         } else {

@@ -9,6 +9,7 @@ public enum WebhookEventType: String, Sendable, CaseIterable {
     case userConsentRevoked = "user.consent_revoked"
     case userDeleted = "user.deleted"
     case userPasswordResetRequested = "user.password_reset_requested"
+    case userEmailVerificationRequested = "user.email_verification_requested"
 }
 
 /// Why a user was deleted, as `user.deleted` reports it.
@@ -16,6 +17,8 @@ public enum DeletionReason: String, Sendable {
     case accountDeleted = "account_deleted"
     case appleAccountDeleted = "apple_account_deleted"
     case admin
+    /// SPEC §13: another user proved the email this user held unproven.
+    case emailClaimed = "email_claimed"
 }
 
 /// What an event says about its user: the user as it now is, or what is left of a deleted one.
@@ -24,6 +27,8 @@ public enum WebhookEventData: Sendable {
     case deleted(UserRecord, reason: DeletionReason)
     /// SPEC §9: the code travels only in the event (the database keeps its hash).
     case passwordResetRequested(userID: String, email: String, code: String, expiresAt: Int64)
+    /// SPEC §13: likewise a code that proves the email.
+    case emailVerificationRequested(userID: String, email: String, code: String, expiresAt: Int64)
 }
 
 /// Turns an event into the body the receiver gets (`{"type","timestamp","data"}`). The
@@ -54,7 +59,7 @@ struct WebhookOutbox: Sendable {
         switch data {
         case .user(let user), .deleted(let user, _):
             userID = user.id
-        case .passwordResetRequested(let user, _, _, _):
+        case .passwordResetRequested(let user, _, _, _), .emailVerificationRequested(let user, _, _, _):
             userID = user
             body = try WebhookBodySeal.seal(body, id: id, with: cipher)
         }

@@ -82,6 +82,8 @@ struct PasswordPagesTests {
             fixture, "/auth/password/sign-up", [("csrf", token), ("email", "ada@example.com"), ("password", "correct horse battery")],
             cookies: ["\(SessionCookies.formName)=\(cookie)"])
         let session = "siwa_session=" + (made.cookieValue(SessionCookies.sessionName) ?? "")
+        // Only a proven email may carry an Apple ID (SPEC §13), as its verification code would.
+        try await fixture.database.write { _ = try $0.run("UPDATE password_credentials SET email_verified = 1") }
         let account = try await fixture.send("GET", "/account", headers: ["Cookie": session])
         let accountToken = try #require(Self.csrf(in: account.body))
 
@@ -125,6 +127,7 @@ struct PasswordPagesTests {
             fixture, "/auth/password/sign-up", [("csrf", token), ("email", "bob@example.com"), ("password", "correct horse battery")],
             cookies: ["\(SessionCookies.formName)=\(cookie)"])
         let session = "siwa_session=" + (made.cookieValue(SessionCookies.sessionName) ?? "")
+        try await fixture.database.write { _ = try $0.run("UPDATE password_credentials SET email_verified = 1") }
         let accountToken = try #require(Self.csrf(in: try await fixture.send("GET", "/account", headers: ["Cookie": session]).body))
         let start = try await fixture.send("GET", "/auth/apple/link?csrf=\(FormURLEncoding.escape(accountToken))", headers: ["Cookie": session])
         let location = try #require(start.header("Location"))
@@ -161,6 +164,44 @@ struct PasswordPagesTests {
         #expect(done.header("Location") == "/?reset=done")
         let signedIn = try await Self.post(fixture, "/auth/password/sign-in", [("csrf", token), ("email", "cy@example.com"), ("password", "a brand new password")], cookies: [form])
         #expect(signedIn.header("Location") == "/account")
+        await fixture.stop()
+    }
+
+    /// SPEC §13: the link's page only shows a button (fetching it uses nothing up); the button
+    /// posts the code with the form's token and the page then says the address is verified.
+    @Test func theVerifyPageUsesTheCodeOnlyWhenItsButtonIsPressed() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let fixture = try await Fixture {
+            $0.webhookURL = receiver.url
+            $0.webhookSecret = receiver.secretBytes
+        }
+        let (cookie, token) = try await Self.formToken(fixture)
+        let form = "\(SessionCookies.formName)=\(cookie)"
+        _ = try await Self.post(fixture, "/auth/password/sign-up", [("csrf", token), ("email", "di@example.com"), ("password", "correct horse battery")], cookies: [form])
+        let code = try #require(await receiver.emailVerificationRequests(1)?.first?["code"])
+        for _ in 0..<2 {
+            let page = try await fixture.send("GET", "/verify-email?code=\(code)")
+            #expect(page.status == 200)
+            WebFlowTests.expectPageHeaders(page)
+            #expect(page.body.contains(#"action="/auth/email/verify""#) && page.body.contains(#"value="\#(code)""#))
+            #expect(!page.body.contains("<script>"))
+        }
+        #expect(try fixture.database.read { try $0.queryOne("SELECT COUNT(*) FROM email_verification_codes")?.int(0) } == 1)
+        // Without the form's token, or from another origin: nothing is used.
+        let forged = try await Self.post(fixture, "/auth/email/verify", [("csrf", "forged"), ("code", code)], cookies: [form])
+        #expect(forged.status != 303)
+        let foreign = try await Self.post(fixture, "/auth/email/verify", [("csrf", token), ("code", code)], cookies: [form], origin: "https://evil.example")
+        #expect(foreign.status != 303)
+        #expect(try fixture.database.read { try $0.queryOne("SELECT COUNT(*) FROM email_verification_codes")?.int(0) } == 1)
+
+        let done = try await Self.post(fixture, "/auth/email/verify", [("csrf", token), ("code", code)], cookies: [form])
+        #expect(done.status == 303 && done.header("Location") == "/verify-email?done=1")
+        #expect(try await fixture.send("GET", "/verify-email?done=1").body.contains("Your email address is verified"))
+        #expect(try fixture.database.read { try $0.queryOne("SELECT email_verified FROM users")?.int(0) } == 1)
+        let again = try await Self.post(fixture, "/auth/email/verify", [("csrf", token), ("code", code)], cookies: [form])
+        #expect(again.header("Location") == "/verify-email?error=invalid_grant")
+        #expect(try await fixture.send("GET", "/verify-email?error=invalid_grant").body.contains("wrong, used or expired"))
         await fixture.stop()
     }
 }

@@ -96,6 +96,11 @@ struct PasswordRoutesTests {
             try database.read { try $0.queryOne("SELECT COUNT(*) FROM \(table) WHERE \(condition)")?.int(0) ?? -1 }
         }
 
+        /// Marks the password's email proven, as its verification code would (SPEC §13).
+        func prove(_ email: String) async throws {
+            try await database.write { _ = try $0.run("UPDATE password_credentials SET email_verified = 1 WHERE email = ?", [.text(email)]) }
+        }
+
         func stop() async {
             database.close()
             await harness.stop()
@@ -370,6 +375,7 @@ struct PasswordRoutesTests {
     @Test func linkingAndUnlinkingAnAppleID() async throws {
         let fixture = try await Fixture()
         let made = try await fixture.signUp("ada@example.com")
+        try await fixture.prove("ada@example.com")
         let linked = try await fixture.send("POST", "/api/account/apple", try fixture.apple(Self.sub(6)), headers: fixture.bearer(made.token))
         #expect(linked.status == 200, "\(linked.body)")
         #expect(linked.methods == ["apple", "password"])
@@ -377,6 +383,7 @@ struct PasswordRoutesTests {
 
         // Another user cannot link the same Apple ID.
         let bob = try await fixture.signUp("bob@example.com")
+        try await fixture.prove("bob@example.com")
         let taken = try await fixture.send("POST", "/api/account/apple", try fixture.apple(Self.sub(6)), headers: fixture.bearer(bob.token))
         #expect(taken.status == 409 && taken.error == "apple_id_in_use")
 
@@ -399,6 +406,7 @@ struct PasswordRoutesTests {
     @Test func linkingNeedsARecentSignInAndTheLastMethodStays() async throws {
         let fixture = try await Fixture()
         let made = try await fixture.signUp("ada@example.com")
+        try await fixture.prove("ada@example.com")
         fixture.clock.advance(by: 601)
         let late = try await fixture.send("POST", "/api/account/apple", try fixture.apple(Self.sub(7)), headers: fixture.bearer(made.token))
         #expect(late.status == 403 && late.error == "reauthentication_required")
@@ -416,6 +424,8 @@ struct PasswordRoutesTests {
     @Test func anAppleSignInWithAPasswordAccountsEmailIsRefusedAndItsNameKept() async throws {
         let fixture = try await Fixture()
         let made = try await fixture.signUp("ada@example.com")
+        // Only a proven email refuses (SPEC §13).
+        try await fixture.prove("ada@example.com")
         let user: (String, JSONValue) = ("user", .object(JSONObject([("name", .object(JSONObject([("firstName", .string("Ada")), ("lastName", .string("Lovelace"))])))])))
         let refused = try await fixture.appleSignIn(Self.sub(8), email: "Ada@Example.com", extra: [user])
         #expect(refused.status == 409 && refused.error == "account_exists", "\(refused.body)")

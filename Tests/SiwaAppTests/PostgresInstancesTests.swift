@@ -1,10 +1,10 @@
 import AppleSimulator
 import Foundation
 import JSON
-import Store
 import Testing
 import TestSupport
 @testable import SiwaApp
+@testable import Store
 
 /// siwa-server on PostgreSQL (SPEC §11): two instances on one database behave as one, and a
 /// database that goes away gives clean 503s and comes back without a restart.
@@ -110,7 +110,9 @@ struct PostgresInstancesTests {
         #expect(try await Self.post(a, "/api/auth/password", credentials("correct horse battery")).status == 429)
         #expect(try await Self.post(b, "/api/auth/password", credentials("correct horse battery")).status == 429)
 
-        // Linked on A; B has the user cached with both methods; the password removed on A.
+        // Linked on A (the email proven first, SPEC §13); B has the user cached with both
+        // methods; the password removed on A.
+        try await a.application.store.engine.write { _ = try $0.run("UPDATE password_credentials SET email_verified = 1", []) }
         let session = try #require(made.json?["session"]?.object?["token"]?.string)
         let sub = "000800.00000000000000000000000000000801.0800"
         let token = try a.simulator.issueCode(sub: sub, clientID: Self.app, nonce: "n").identityToken

@@ -15,7 +15,8 @@ struct PasswordStoreTests {
         switch data {
         case .user(let user): "\(type.rawValue) \(user.id) \(user.appleSub ?? "-") \(user.signInMethods.joined(separator: "+")) @\(now)"
         case .deleted(let user, let reason): "\(type.rawValue) \(user.id) \(reason.rawValue) @\(now)"
-        case .passwordResetRequested(let id, let email, let code, let expiresAt): "\(type.rawValue) \(id) \(email) \(code) \(expiresAt) @\(now)"
+        case .passwordResetRequested(let id, let email, let code, let expiresAt), .emailVerificationRequested(let id, let email, let code, let expiresAt):
+            "\(type.rawValue) \(id) \(email) \(code) \(expiresAt) @\(now)"
         }
     }
 
@@ -26,7 +27,8 @@ struct PasswordStoreTests {
     static func events(_ store: Store) async throws -> [String] { try await outboxBodies(store) }
 
     static func signUp(_ store: Store, _ email: String, hash: String = "$scrypt$h1", now: Int64 = 1_000) async throws -> Store.SignedIn {
-        var signUp = PasswordSignUp(email: email, hash: hash, sessionTTL: 86_400)
+        let verification = EmailCode(kind: .verifyEmail, code: "v-\(email)", codeHash: SHA256.hash("v-\(email)"), expiresAt: now + 86_400)
+        var signUp = PasswordSignUp(email: email, hash: hash, sessionTTL: 86_400, verification: verification)
         signUp.givenName = "Ada"
         return try await store.createPasswordUser(signUp, now: now)
     }
@@ -37,6 +39,11 @@ struct PasswordStoreTests {
             tokenHash: SHA256.hash(token), tokenExpiresAt: now + 600, sessionTTL: 86_400)
         write.deviceName = "iPhone"
         return write
+    }
+
+    /// Marks the password's email proven, as its verification code would (SPEC §13).
+    static func prove(_ store: Store, _ email: String) async throws {
+        try await store.engine.write { _ = try $0.run("UPDATE password_credentials SET email_verified = 1 WHERE email = ?", [.text(email)]) }
     }
 
     static func count(_ store: Store, _ table: String) async throws -> Int {
@@ -66,7 +73,10 @@ struct PasswordStoreTests {
 
             await #expect(throws: PasswordAccountConflict.accountExists) { try await Self.signUp(store, "ada@EXAMPLE.com") }
             #expect(try await Self.count(store, "users") == 1)
-            #expect(try await Self.events(store) == ["user.created \(made.user.id) - password @1000"])
+            #expect(try await Self.events(store) == [
+                "user.created \(made.user.id) - password @1000",
+                "user.email_verification_requested \(made.user.id) ada@example.com v-  Ada@Example.com  87400 @1000",
+            ])
         }
     }
 
@@ -198,8 +208,8 @@ struct PasswordStoreTests {
             let other = try await store.completePasswordSignIn(
                 userID: made.user.id, checkedHash: "$scrypt$h1", rehash: nil, attempts: .init(email: "ada@example.com", address: nil),
                 deviceName: nil, sessionTTL: 86_400, now: 1_001)
-            #expect(try await store.requestPasswordReset(email: "nobody@example.com", code: "c0", codeHash: SHA256.hash("c0"), expiresAt: 2_800, now: 1_000) == false)
-            #expect(try await store.requestPasswordReset(email: "ADA@example.com", code: "code-1", codeHash: SHA256.hash("code-1"), expiresAt: 2_800, now: 1_000))
+            #expect(try await store.requestPasswordReset(email: "nobody@example.com", code: EmailCode(kind: .passwordReset, code: "c0", codeHash: SHA256.hash("c0"), expiresAt: 2_800), now: 1_000) == .notNeeded)
+            #expect(try await store.requestPasswordReset(email: "ADA@example.com", code: EmailCode(kind: .passwordReset, code: "code-1", codeHash: SHA256.hash("code-1"), expiresAt: 2_800), now: 1_000) == .issued)
             #expect(try await Self.events(store).last == "user.password_reset_requested \(made.user.id) ada@example.com code-1 2800 @1000")
             let stored = try await store.engine.read { try $0.query("SELECT code_hash FROM password_reset_codes").map { try $0.blob(0) } }
             #expect(stored == [SHA256.hash("code-1")])
@@ -213,8 +223,8 @@ struct PasswordStoreTests {
             #expect(try await store.passwordCredential(userID: made.user.id)?.hash == "$scrypt$h1")
             #expect(try await store.resetPassword(codeHash: SHA256.hash("code-1"), newHash: "h2", now: 1_500) == nil)
 
-            _ = try await store.requestPasswordReset(email: "ada@example.com", code: "code-2", codeHash: SHA256.hash("code-2"), expiresAt: 2_900, now: 1_100)
-            _ = try await store.requestPasswordReset(email: "ada@example.com", code: "code-3", codeHash: SHA256.hash("code-3"), expiresAt: 2_900, now: 1_100)
+            _ = try await store.requestPasswordReset(email: "ada@example.com", code: EmailCode(kind: .passwordReset, code: "code-2", codeHash: SHA256.hash("code-2"), expiresAt: 2_900), now: 1_100)
+            _ = try await store.requestPasswordReset(email: "ada@example.com", code: EmailCode(kind: .passwordReset, code: "code-3", codeHash: SHA256.hash("code-3"), expiresAt: 2_900), now: 1_100)
             let user = try #require(try await store.resetPassword(codeHash: SHA256.hash("code-2"), newHash: "h3", now: 1_200))
             #expect(user.id == made.user.id)
             #expect(try await store.passwordCredential(userID: made.user.id)?.hash == "h3")
@@ -235,7 +245,7 @@ struct PasswordStoreTests {
         try await Self.withStore(engine) { store in
             let made = try await Self.signUp(store, "ada@example.com")
             let code = "Zm9yIHRoZSByZXNldCBjb2RlIHRlc3Q"
-            #expect(try await store.requestPasswordReset(email: "ada@example.com", code: code, codeHash: SHA256.hash(code), expiresAt: 2_800, now: 1_000))
+            #expect(try await store.requestPasswordReset(email: "ada@example.com", code: EmailCode(kind: .passwordReset, code: code, codeHash: SHA256.hash(code), expiresAt: 2_800), now: 1_000) == .issued)
             let rows = try await store.engine.read { connection in
                 try connection.query("SELECT id, type, body FROM webhook_events ORDER BY seq").map {
                     (id: try $0.string("id"), type: try $0.string("type"), body: try $0.string("body"))
@@ -244,7 +254,7 @@ struct PasswordStoreTests {
             let reset = try #require(rows.last)
             #expect(reset.type == "user.password_reset_requested")
             #expect(reset.body.hasPrefix("sealed:") && !reset.body.contains(code) && !reset.body.contains("ada@example.com"))
-            #expect(rows.dropLast().allSatisfy { $0.body.hasPrefix("user.") }, "bodies without a secret stay as rendered")
+            #expect(rows.first?.body.hasPrefix("user.created") == true, "bodies without a secret stay as rendered")
 
             // Moved to another event's row, the sealed body does not open.
             #expect(WebhookBodySeal.open(reset.body, id: rows[0].id, with: store.outbox.cipher) == nil)
@@ -253,18 +263,21 @@ struct PasswordStoreTests {
             let created = try await store.webhooks.claimDue(now: 1_000, lease: 60, limit: 10)
             #expect(created.map(\.type) == ["user.created"])
             try await store.webhooks.markDelivered(id: created[0].id)
+            let verification = try await store.webhooks.claimDue(now: 1_000, lease: 60, limit: 10)
+            #expect(verification.map(\.type) == ["user.email_verification_requested"])
+            try await store.webhooks.markDelivered(id: verification[0].id)
             let claimed = try await store.webhooks.claimDue(now: 1_000, lease: 60, limit: 10)
             #expect(claimed.map(\.body) == ["user.password_reset_requested \(made.user.id) ada@example.com \(code) 2800 @1000"])
 
             // Another data_key: failed at once, with the reason; the next event is not held back.
-            _ = try await store.requestPasswordReset(email: "ada@example.com", code: "code-2", codeHash: SHA256.hash("code-2"), expiresAt: 2_900, now: 1_100)
+            _ = try await store.requestPasswordReset(email: "ada@example.com", code: EmailCode(kind: .passwordReset, code: "code-2", codeHash: SHA256.hash("code-2"), expiresAt: 2_900), now: 1_100)
             try await store.webhooks.markDelivered(id: claimed[0].id)
             let otherKey = WebhookQueue(engine: store.engine, cipher: try AESGCM(key: [UInt8](repeating: 9, count: 32)))
             #expect(try await otherKey.claimDue(now: 1_200, lease: 60, limit: 10).isEmpty)
             let failed = try await store.webhooks.failed()
             #expect(failed.map(\.type) == ["user.password_reset_requested"] && failed.first?.lastError == WebhookQueue.unopenedError)
             #expect(try await store.webhooks.depth().count == 0)
-            _ = try await store.requestPasswordReset(email: "ada@example.com", code: "code-3", codeHash: SHA256.hash("code-3"), expiresAt: 2_900, now: 1_300)
+            _ = try await store.requestPasswordReset(email: "ada@example.com", code: EmailCode(kind: .passwordReset, code: "code-3", codeHash: SHA256.hash("code-3"), expiresAt: 2_900), now: 1_300)
             let next = try await store.webhooks.claimDue(now: 1_300, lease: 60, limit: 10)
             #expect(next.map(\.body) == ["user.password_reset_requested \(made.user.id) ada@example.com code-3 2900 @1300"])
         }
@@ -275,12 +288,11 @@ struct PasswordStoreTests {
         try await Self.withStore(engine) { store in
             _ = try await Self.signUp(store, "ada@example.com")
             for index in 0..<8 {
-                _ = try await store.requestPasswordReset(
-                    email: "ada@example.com", code: "c\(index)", codeHash: SHA256.hash("c\(index)"), expiresAt: 5_000, now: 1_000 + Int64(index))
+                _ = try await store.requestPasswordReset(email: "ada@example.com", code: EmailCode(kind: .passwordReset, code: "c\(index)", codeHash: SHA256.hash("c\(index)"), expiresAt: 100_000), now: 1_000 + Int64(index) * EmailCode.sendWindow)
             }
             #expect(try await Self.count(store, "password_reset_codes") == Store.maxResetCodes)
-            #expect(try await store.passwordResetTarget(codeHash: SHA256.hash("c0"), now: 1_100) == nil)
-            #expect(try await store.passwordResetTarget(codeHash: SHA256.hash("c7"), now: 1_100) != nil)
+            #expect(try await store.passwordResetTarget(codeHash: SHA256.hash("c0"), now: 40_000) == nil)
+            #expect(try await store.passwordResetTarget(codeHash: SHA256.hash("c7"), now: 40_000) != nil)
         }
     }
 
@@ -290,7 +302,7 @@ struct PasswordStoreTests {
     func theUpgradeBindsTheAppleIDRemovesThePasswordAndMakesASessionAtOnce(_ engine: Engine) async throws {
         try await Self.withStore(engine) { store in
             let made = try await Self.signUp(store, "ada@example.com")
-            _ = try await store.requestPasswordReset(email: "ada@example.com", code: "c", codeHash: SHA256.hash("c"), expiresAt: 5_000, now: 1_000)
+            _ = try await store.requestPasswordReset(email: "ada@example.com", code: EmailCode(kind: .passwordReset, code: "c", codeHash: SHA256.hash("c"), expiresAt: 5_000), now: 1_000)
             var write = Self.appleWrite(sub: "s1", token: "t1", email: "x@privaterelay.appleid.com", relay: true, now: 1_100)
             write.appleTokens = AppleTokenGrant(clientID: "com.example.app", refreshToken: "r1", accessToken: "a1")
             write.profile = ClientProfile(givenName: "Augusta", familyName: "King")
@@ -356,6 +368,7 @@ struct PasswordStoreTests {
     func linkingKeepsThePasswordAndAUserHasOneAppleID(_ engine: Engine) async throws {
         try await Self.withStore(engine) { store in
             let ada = try await Self.signUp(store, "ada@example.com")
+            try await Self.prove(store, "ada@example.com")
             let linked = try await store.bindAppleID(
                 AppleBinding(userID: ada.user.id, write: Self.appleWrite(sub: "s1", token: "t1"), makesSession: false, sessionID: ada.session.record.id),
                 now: 1_100)
@@ -491,6 +504,7 @@ struct PasswordStoreTests {
     func anAppleSignInWithAPasswordAccountsVerifiedEmailIsRefusedAndCreatesNothing(_ engine: Engine) async throws {
         try await Self.withStore(engine) { store in
             let ada = try await Self.signUp(store, "ada@example.com")
+            try await Self.prove(store, "ada@example.com")
             let identity = VerifiedIdentity(appleSub: "s1", email: "ADA@example.com", emailVerified: true, isPrivateEmail: false)
             #expect(try await store.refusesAsExistingAccount(identity))
             await #expect(throws: SignInConflict.accountExists) {

@@ -17,7 +17,7 @@ struct TeamTransferStoreTests {
         switch data {
         case .user(let user): "\(type.rawValue) \(user.id) \(user.appleSub ?? "-") \(user.email ?? "-") @\(now)"
         case .deleted(let user, let reason): "\(type.rawValue) \(user.id) \(reason.rawValue) @\(now)"
-        case .passwordResetRequested(let userID, _, _, _): "\(type.rawValue) \(userID) @\(now)"
+        case .passwordResetRequested(let userID, _, _, _), .emailVerificationRequested(let userID, _, _, _): "\(type.rawValue) \(userID) @\(now)"
         }
     }
 

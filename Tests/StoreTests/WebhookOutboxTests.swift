@@ -14,7 +14,8 @@ struct WebhookOutboxTests {
         switch data {
         case .user(let user): "\(type.rawValue) \(user.id) \(user.email ?? "-") \(user.externalID ?? "-") \(user.appleCredential.rawValue) @\(now)"
         case .deleted(let user, let reason): "\(type.rawValue) \(user.id) \(reason.rawValue) @\(now)"
-        case .passwordResetRequested(let id, let email, let code, let expiresAt): "\(type.rawValue) \(id) \(email) \(code) until \(expiresAt) @\(now)"
+        case .passwordResetRequested(let id, let email, let code, let expiresAt), .emailVerificationRequested(let id, let email, let code, let expiresAt):
+            "\(type.rawValue) \(id) \(email) \(code) until \(expiresAt) @\(now)"
         }
     }
 

@@ -135,8 +135,18 @@ public final class WebhookReceiver: Sendable {
     /// `user.password_reset_requested` events accepted, in order, once they have arrived
     /// (`code`, `email`, `id`, `expires_at`); nil if they have not after `seconds`.
     public func passwordResetRequests(_ count: Int, seconds: Double = 30) async -> [[String: String]]? {
+        await codeRequests("user.password_reset_requested", count, seconds: seconds)
+    }
+
+    /// The same for the codes that prove an email (`user.email_verification_requested`).
+    public func emailVerificationRequests(_ count: Int, seconds: Double = 30) async -> [[String: String]]? {
+        await codeRequests("user.email_verification_requested", count, seconds: seconds)
+    }
+
+    /// The `data` of the first `count` accepted events of `type`, once they have arrived.
+    public func codeRequests(_ type: String, _ count: Int, seconds: Double = 30) async -> [[String: String]]? {
         func requests(_ deliveries: [Delivery]) -> [[String: String]] {
-            deliveries.filter { $0.accepted && $0.type == "user.password_reset_requested" }
+            deliveries.filter { $0.accepted && $0.type == type }
                 .compactMap { ($0.json?["data"] as? [String: Any])?.compactMapValues { $0 as? String } }
         }
         guard await wait(seconds: seconds, until: { requests($0).count >= count }) else { return nil }

@@ -20,6 +20,8 @@ enum PasswordFailure: Error, Equatable {
     /// A reset code wrong, used or expired.
     case invalidGrant
     case lastSignInMethod
+    /// SPEC §13: the account's email is unproven.
+    case emailUnverified
 }
 
 /// Email and password accounts (SPEC §9): sign-up, sign-in, changing and resetting a password,
@@ -30,14 +32,18 @@ struct PasswordAccounts: Sendable {
     let sessionTTL: Int64
     /// Whether a `webhook_url` is set, so reset codes can be delivered.
     let canDeliverResetCodes: Bool
+    /// Counts the codes an address's hourly limit kept from being sent.
+    let emailSuppressed: LabeledCounter
     let clock: @Sendable () -> Int64
 
     /// A session this young counts as a recent sign-in (setting a first password, linking).
     static let recentSignIn: Int64 = 10 * 60
     /// A reset code's life.
     static let resetCodeLifetime: Int64 = 30 * 60
-    /// Reset codes: 128 random bits, base64url.
+    /// Reset and verification codes: 128 random bits, base64url.
     static let resetCodeBytes = 16
+    /// A verification code's life.
+    static let verificationCodeLifetime: Int64 = 24 * 60 * 60
 
     /// Longest email kept (RFC 5321's path limit).
     static let maxEmailBytes = 254
@@ -58,12 +64,13 @@ struct PasswordAccounts: Sendable {
         // Known before a hash is spent; the write checks again.
         if try await store.passwordCredential(email: email) != nil { throw PasswordFailure.accountExists }
         let hash = try await hashed(password)
-        var signUp = PasswordSignUp(email: email, hash: hash, sessionTTL: sessionTTL)
+        var signUp = PasswordSignUp(email: email, hash: hash, sessionTTL: sessionTTL, verification: newCode(.verifyEmail))
         signUp.givenName = givenName
         signUp.familyName = familyName
         signUp.deviceName = deviceName
         do {
             let made = try await store.createPasswordUser(signUp, now: clock())
+            count(made.verification ?? .issued)
             return SignedIn(user: made.user, session: made.session, created: true)
         } catch PasswordAccountConflict.accountExists {
             throw PasswordFailure.accountExists
@@ -135,6 +142,7 @@ struct PasswordAccounts: Sendable {
             guard let userEmail = found.user.email, !userEmail.isEmpty else {
                 throw PasswordFailure.invalidRequest("the account has no email address to sign in with")
             }
+            guard found.user.emailVerified else { throw PasswordFailure.emailUnverified }
             email = userEmail
         }
         // Before the current password is checked: a weak new one costs no attempt.
@@ -155,6 +163,7 @@ struct PasswordAccounts: Sendable {
             switch conflict {
             case .accountExists: throw PasswordFailure.accountExists
             case .noEmail: throw PasswordFailure.invalidRequest("the account has no email address to sign in with")
+            case .emailUnverified: throw PasswordFailure.emailUnverified
             default: throw PasswordFailure.invalidCredentials
             }
         }
@@ -175,10 +184,7 @@ struct PasswordAccounts: Sendable {
     func requestReset(email: String) async throws {
         guard canDeliverResetCodes else { throw PasswordFailure.notConfigured }
         let email = try Self.checkedEmail(email)
-        let code = Base64.url.encode(SecureRandom.bytes(Self.resetCodeBytes))
-        let now = clock()
-        _ = try await store.requestPasswordReset(
-            email: email, code: code, codeHash: Self.resetCodeHash(code), expiresAt: now + Self.resetCodeLifetime, now: now)
+        count(try await store.requestPasswordReset(email: email, code: newCode(.passwordReset), now: clock()))
     }
 
     /// Sets the password a live code is for; every session of the user ends. A weak password is
@@ -193,6 +199,32 @@ struct PasswordAccounts: Sendable {
 
     static func resetCodeHash(_ code: String) -> [UInt8] {
         SHA256.hash(Array(code.utf8))
+    }
+
+    // MARK: - Verification
+
+    /// `POST /api/account/email/verify-request`: a new code for the user's unproven password
+    /// email (nothing when it is proven). Codes travel in a webhook, as reset codes do.
+    func requestVerification(userID: String) async throws {
+        guard canDeliverResetCodes else { throw PasswordFailure.notConfigured }
+        count(try await store.requestEmailVerification(userID: userID, code: newCode(.verifyEmail), now: clock()))
+    }
+
+    /// `POST /api/auth/email/verify`: the code proves the email it was sent to.
+    func verifyEmail(code: String) async throws -> UserRecord {
+        guard let user = try await store.verifyEmail(codeHash: Self.resetCodeHash(code), now: clock()) else { throw PasswordFailure.invalidGrant }
+        return user
+    }
+
+    /// A fresh code of `kind`: 128 random bits, base64url, for its kind's life from now.
+    private func newCode(_ kind: EmailCode.Kind) -> EmailCode {
+        let code = Base64.url.encode(SecureRandom.bytes(Self.resetCodeBytes))
+        let lifetime = kind == .verifyEmail ? Self.verificationCodeLifetime : Self.resetCodeLifetime
+        return EmailCode(kind: kind, code: code, codeHash: Self.resetCodeHash(code), expiresAt: clock() + lifetime)
+    }
+
+    private func count(_ outcome: EmailCode.Outcome) {
+        if outcome == .rateLimited { emailSuppressed.increment("rate") }
     }
 
     // MARK: - Helpers

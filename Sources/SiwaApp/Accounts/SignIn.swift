@@ -98,7 +98,7 @@ struct SignIn: Sendable {
         let store = self.store
         let body = { () async throws(Failure) -> (user: UserRecord, session: NewSession?) in
             try await signIn(input, requestID: requestID, check: { identity, _ in
-                try await Self.checkBindable(identity, to: userID, store: store)
+                try await Self.checkBindable(identity, to: userID, linking: removingPassword == nil, store: store)
             }) { write, now in
                 let binding = AppleBinding(
                     userID: userID, write: write, removingPassword: removingPassword, makesSession: makesSession, sessionID: sessionID)
@@ -114,12 +114,16 @@ struct SignIn: Sendable {
         }
     }
 
-    private static func checkBindable(_ identity: VerifiedIdentity, to userID: String, store: Store) async throws {
+    private static func checkBindable(_ identity: VerifiedIdentity, to userID: String, linking: Bool, store: Store) async throws {
         if let holder = try await store.users.user(appleSub: identity.appleSub), holder.id != userID {
             throw PasswordAccountConflict.appleIDInUse
         }
         guard let user = try await store.users.user(id: userID) else { throw PasswordAccountConflict.userGone }
         if let current = user.appleSub, current != identity.appleSub { throw PasswordAccountConflict.otherAppleID }
+        // SPEC §13: refused before the code goes to Apple; the commit checks again.
+        if linking, let credential = try await store.passwordCredential(userID: userID), !credential.emailVerified {
+            throw PasswordAccountConflict.emailUnverified
+        }
     }
 
     /// A sign-in's check before its code goes to Apple (SPEC §9 "No silent merges").

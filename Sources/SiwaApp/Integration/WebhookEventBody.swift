@@ -23,7 +23,8 @@ enum WebhookEventBody {
                 ("external_id", user.externalID.map(JSONValue.string) ?? .null),
                 ("reason", .string(reason.rawValue)),
             ]))
-        case .passwordResetRequested(let userID, let email, let code, let expiresAt):
+        case .passwordResetRequested(let userID, let email, let code, let expiresAt),
+             .emailVerificationRequested(let userID, let email, let code, let expiresAt):
             return .object(JSONObject([
                 ("id", .string(userID)), ("email", .string(email)), ("code", .string(code)),
                 ("expires_at", .string(RFC3339.format(expiresAt))),

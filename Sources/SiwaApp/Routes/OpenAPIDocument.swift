@@ -154,6 +154,34 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/api/auth/email/verify": {
+          "post": {
+            "tags": ["passwords"], "operationId": "verifyEmail",
+            "summary": "Proves a password's email with the code a user.email_verification_requested webhook carried (no session needed: the code is the proof).",
+            "description": "Password sign-up sends a code (128 bits, base64url, 24 hours, single use). Once verified, the email refuses a Sign in with Apple that carries it (account_exists), may carry a linked Apple ID and a first password, and every other user holding it unverified with a password and no Apple ID is deleted (user.deleted, reason email_claimed).",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+              "type": "object", "required": ["code"], "properties": {"code": {"type": "string", "minLength": 1}}
+            }}}},
+            "responses": {
+              "200": {"description": "The user, with email_verified true.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}},
+              "400": {"description": "`invalid_request`, or `invalid_grant`: the code is wrong, used or expired.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"}
+            }
+          }
+        },
+        "/api/account/email/verify-request": {
+          "post": {
+            "tags": ["passwords"], "operationId": "verifyEmailRequest",
+            "summary": "Asks for a new verification code for the signed-in user's unverified password email (nothing is sent when it is verified; at most 3 codes per address per hour).",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "responses": {
+              "202": {"description": "Accepted.", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"const": "accepted"}}}}}},
+              "401": {"$ref": "#/components/responses/Unauthenticated"},
+              "503": {"description": "`not_configured`: no webhook_url is set, so no code could be delivered.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+            }
+          }
+        },
         "/api/auth/password/reset": {
           "post": {
             "tags": ["passwords"], "operationId": "passwordReset",
@@ -202,7 +230,7 @@ enum OpenAPIDocument {
               "204": {"description": "Set."},
               "400": {"description": "`invalid_request` (also: the account has no email) or `weak_password`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "401": {"description": "`unauthenticated`, or `invalid_credentials`: current_password is missing or wrong.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-              "403": {"description": "`reauthentication_required` (a first password needs a recent sign-in) or `forbidden`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "403": {"description": "`reauthentication_required` (a first password needs a recent sign-in), `email_unverified` (a first password needs an email Apple verified) or `forbidden`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "409": {"description": "`account_exists`: another account uses the email.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "429": {"$ref": "#/components/responses/TooManyAttempts"},
@@ -239,7 +267,7 @@ enum OpenAPIDocument {
               "200": {"description": "The user, with apple in sign_in_methods.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}},
               "400": {"$ref": "#/components/responses/InvalidRequest"},
               "401": {"description": "`unauthenticated`, `invalid_token` or `invalid_grant`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-              "403": {"description": "`reauthentication_required` or `forbidden`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "403": {"description": "`reauthentication_required`, `forbidden`, or `email_unverified`: the user has a password whose email is not verified yet.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "409": {"description": "`apple_id_in_use`: the Apple ID belongs to another user; or `conflict`: this account has another Apple ID.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "502": {"description": "`apple_unavailable`.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
@@ -585,6 +613,25 @@ enum OpenAPIDocument {
             "requestBody": {"$ref": "#/components/requestBodies/SignInPageForm"},
             "responses": {
               "303": {"description": "To /?reset=requested whether or not the email has a password; to /?error=not_configured without webhook_url."},
+              "403": {"$ref": "#/components/responses/WebError"},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
+              "500": {"$ref": "#/components/responses/WebError"}
+            }
+          }
+        },
+        "/verify-email": {
+          "get": {
+            "tags": ["web"], "operationId": "verifyEmailPage", "summary": "The page a verification code leads to: a button that posts the code (fetching the page uses nothing up), then the outcome (done=1 or error=).",
+            "parameters": [{"name": "code", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}}}
+          }
+        },
+        "/auth/email/verify": {
+          "post": {
+            "tags": ["web"], "operationId": "webVerifyEmail", "summary": "The verification page's button (code, csrf).",
+            "requestBody": {"$ref": "#/components/requestBodies/SignInPageForm"},
+            "responses": {
+              "303": {"description": "To /verify-email?done=1, or /verify-email?error=invalid_grant."},
               "403": {"$ref": "#/components/responses/WebError"},
               "429": {"$ref": "#/components/responses/TooManyRequests"},
               "500": {"$ref": "#/components/responses/WebError"}

@@ -18,6 +18,8 @@ struct PasswordRoutes: Sendable {
         router.add(.post, "/api/auth/password/reset-request", limited { request in try await resetRequest(request) })
         router.add(.post, "/api/auth/password/reset", limited { request in try await reset(request) })
         router.add(.post, "/api/auth/apple/upgrade", limited { request in try await upgrade(request) })
+        router.add(.post, "/api/auth/email/verify", limited { request in try await verifyEmail(request) })
+        router.add(.post, "/api/account/email/verify-request") { request in try await verifyRequest(request) }
         router.add(.put, "/api/account/password") { request in try await setPassword(request) }
         router.add(.delete, "/api/account/password") { request in try await removePassword(request) }
         router.add(.post, "/api/account/apple") { request in try await link(request) }
@@ -63,6 +65,20 @@ struct PasswordRoutes: Sendable {
         let body = try Self.parse(request)
         try await accounts.requestReset(email: try body.required("email"))
         // Alike whether or not the email has a password: the answer reveals no account.
+        let answer = JSONValue.object(JSONObject([("status", .string("accepted"))]))
+        return HTTPResponse(status: 202, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(answer))
+    }
+
+    /// `POST /api/auth/email/verify`: no session needed, the code is the proof.
+    func verifyEmail(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let body = try Self.parse(request)
+        return Self.user(try await accounts.verifyEmail(code: try body.required("code")))
+    }
+
+    /// `POST /api/account/email/verify-request`: a new code for the signed-in user's email.
+    func verifyRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let found = try await authenticator.authenticate(request, origin: .ours)
+        try await accounts.requestVerification(userID: found.user.id)
         let answer = JSONValue.object(JSONObject([("status", .string("accepted"))]))
         return HTTPResponse(status: 202, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(answer))
     }

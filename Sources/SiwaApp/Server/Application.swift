@@ -158,7 +158,7 @@ public final class Application: Sendable {
         passwordHasher = hasher
         let passwords = PasswordAccounts(
             store: store, hasher: hasher, sessionTTL: Int64(configuration.sessionTTL.components.seconds),
-            canDeliverResetCodes: configuration.webhookURL != nil, clock: clocks.wall)
+            canDeliverResetCodes: configuration.webhookURL != nil, emailSuppressed: metrics.emailSuppressed, clock: clocks.wall)
         PasswordRoutes(accounts: passwords, signIn: signIn, authenticator: authenticator, cookies: cookies, trustedProxies: trustedProxies)
             .register(on: &router, limited: limited)
 

@@ -146,6 +146,7 @@ struct ErrorResponses: Sendable {
         case .notConfigured: return json(503, code: code, description: "password resets need webhook_url to deliver their codes")
         case .invalidGrant: return json(400, code: code, description: "the reset code is wrong, used or expired")
         case .lastSignInMethod: return json(409, code: code, description: "this is the account's only way to sign in")
+        case .emailUnverified: return json(403, code: code, description: "verify the account's email address first")
         }
     }
 
@@ -163,6 +164,7 @@ struct ErrorResponses: Sendable {
         case .notConfigured: "not_configured"
         case .invalidGrant: "invalid_grant"
         case .lastSignInMethod: "last_sign_in_method"
+        case .emailUnverified: "email_unverified"
         }
     }
 
@@ -174,6 +176,7 @@ struct ErrorResponses: Sendable {
         case .passwordChanged: return response(for: PasswordFailure.invalidCredentials)
         case .accountExists: return response(for: PasswordFailure.accountExists)
         case .lastSignInMethod: return response(for: PasswordFailure.lastSignInMethod)
+        case .emailUnverified: return response(for: PasswordFailure.emailUnverified)
         case .noEmail: return json(400, code: "invalid_request", description: "the account has no email address to sign in with")
         case .userGone:
             var response = json(401, code: "unauthenticated", description: "no live session")
@@ -228,6 +231,8 @@ struct ErrorResponses: Sendable {
                 return (409, "Apple ID already in use", "This Apple ID signs in to another account. Sign in with it to use that account.")
             case .binding(.otherAppleID):
                 return (409, "Apple ID not added", "Your account has another Apple ID. Remove it before adding this one.")
+            case .binding(.emailUnverified):
+                return (403, "Apple ID not added", "Verify your email address first: follow the link in the message we sent to it.")
             case .binding: return (400, "Apple ID not added", "Your session ended before Sign in with Apple was added. Please sign in and try again.")
             case .storage: return (500, "Sign in failed", "Your sign-in could not be saved. Please try again.")
             }

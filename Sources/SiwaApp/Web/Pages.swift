@@ -172,6 +172,42 @@ enum Pages {
                 """)
     }
 
+    /// What the verification page says after its button was pressed.
+    enum VerifyOutcome {
+        case verified, invalidCode, failed
+    }
+
+    /// The page a verification code leads to: a button that sends the code (filled in from
+    /// the link), then what came of it.
+    static func verifyEmail(code: String?, csrf: String, outcome: VerifyOutcome?) -> String {
+        let content: String
+        switch outcome {
+        case .verified:
+            content = #"<p id="verified" class="notice" role="status">Your email address is verified. You can close this page.</p>"#
+        case .invalidCode:
+            content = #"<p class="notice" role="alert">This verification code is wrong, used or expired. Sign in and ask for a new one from your account page.</p>"#
+        case .failed:
+            content = #"<p class="notice" role="alert">Your email address could not be verified. Please try again in a moment.</p>"#
+        case nil:
+            content = """
+                <section class="card">
+                <p>Press the button to confirm that this email address is yours.</p>
+                <form id="verify-form" class="stack" method="post" action="/auth/email/verify">\(csrfField(csrf))
+                <input type="hidden" name="code" value="\(HTMLText.escape(code ?? ""))">
+                <button id="verify" type="submit">Verify my email address</button>
+                </form>
+                </section>
+                """
+        }
+        return document(
+            title: "Verify your email address — siwa-server",
+            body: """
+                <h1>Verify your email address</h1>
+                \(content)
+                <p><a href="/">Back to sign in</a></p>
+                """)
+    }
+
     // MARK: - Account page
 
     static func account(

@@ -69,6 +69,25 @@ struct PasswordForms: Sendable {
         }
     }
 
+    /// `GET /verify-email?code=…`: the page a verification code leads to. Only its button
+    /// uses the code up, so a link scanner that fetches the page changes nothing.
+    func verifyEmailPage(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
+        let (token, setCookie) = formToken(request)
+        let outcome: Pages.VerifyOutcome? =
+            query["done"] == "1" ? .verified : query["error"] == "invalid_grant" ? .invalidCode : query["error"] != nil ? .failed : nil
+        return Pages.response(
+            Pages.verifyEmail(code: query.nonEmpty("code").map { String($0.prefix(64)) }, csrf: token, outcome: outcome),
+            headers: setCookie.map { [$0] } ?? [])
+    }
+
+    func verifyEmail(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await form(request, back: "/verify-email") { fields in
+            _ = try await accounts.verifyEmail(code: fields["code"] ?? "")
+            return Pages.seeOther("/verify-email?done=1")
+        }
+    }
+
     private func form(
         _ request: HTTPRequest, back: String, _ action: (FormFields) async throws -> HTTPResponse
     ) async throws -> HTTPResponse {

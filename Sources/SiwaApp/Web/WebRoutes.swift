@@ -25,6 +25,9 @@ enum WebRoutes {
         router.add(.post, "/auth/password/reset-request", page(limited { try await passwordForms.resetRequest($0) }))
         router.add(.get, "/reset-password", page { try await passwordForms.resetPage($0) })
         router.add(.post, "/auth/password/reset", page(limited { try await passwordForms.reset($0) }))
+        // SPEC §13: the page a verification code leads to, and its button.
+        router.add(.get, "/verify-email", page { try await passwordForms.verifyEmailPage($0) })
+        router.add(.post, "/auth/email/verify", page(limited { try await passwordForms.verifyEmail($0) }))
         router.add(.post, "/account/password", page { try await pages.setPassword($0) })
         router.add(.post, "/account/password/remove", page { try await pages.removePassword($0) })
         router.add(.get, "/auth/apple/link", page(limited { try await pages.linkApple($0) }))

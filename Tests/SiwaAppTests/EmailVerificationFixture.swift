@@ -1,0 +1,115 @@
+import AppleSimulator
+import Foundation
+import JSON
+import SQLite
+import Testing
+import TestSupport
+@testable import SiwaApp
+@testable import Store
+
+/// SPEC §13's server over real sockets, on either engine, with a held clock and a webhook
+/// receiver standing in for the team's backend (where codes arrive).
+final class EmailVerificationFixture: @unchecked Sendable {
+    typealias Reply = PasswordRoutesTests.Reply
+    static let app = PasswordRoutesTests.app
+
+    let harness: ApplicationTests.Harness
+    let clock: ResponderTests.HeldClock
+    let receiver: WebhookReceiver
+
+    init(_ engine: DatabaseEngine) async throws {
+        let clock = ResponderTests.HeldClock(Int64(Date().timeIntervalSince1970))
+        self.clock = clock
+        let receiver = try WebhookReceiver()
+        self.receiver = receiver
+        let url = engine == .postgres ? try await PostgresCluster.shared().makeDatabase() : nil
+        harness = try ApplicationTests.Harness(clocks: clock.clocks) {
+            $0.clientIDs = [Self.app]
+            $0.publicURL = "http://localhost:8080"
+            $0.webhookURL = receiver.url
+            $0.webhookSecret = receiver.secretBytes
+            if let url {
+                $0.database = url
+                $0.dataKey = [UInt8](repeating: 9, count: 32)
+            }
+        }
+        _ = try await harness.waitUntilReady()
+    }
+
+    var simulator: AppleIDSimulator { harness.simulator }
+    var store: Store { harness.application.store }
+
+    func send(_ method: String, _ path: String, _ body: [(String, JSONValue)]? = nil, token: String? = nil) async throws -> Reply {
+        let text = body.map { JSONWriter.string(.object(JSONObject($0))) } ?? ""
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: \(text.utf8.count)\r\n"
+        if body != nil { request += "Content-Type: application/json\r\n" }
+        if let token { request += "Authorization: Bearer \(token)\r\n" }
+        let reply = try await HTTPGet.raw(port: harness.application.port, request + "\r\n" + text)
+        let split = reply.range(of: "\r\n\r\n")
+        let head = split.map { String(reply[..<$0.lowerBound]) } ?? reply
+        var lines = head.components(separatedBy: "\r\n")
+        let status = Int(lines.removeFirst().split(separator: " ").dropFirst().first ?? "") ?? 0
+        var fields: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return Reply(status: status, headers: fields, body: split.map { String(reply[$0.upperBound...]) } ?? "")
+    }
+
+    func signUp(_ email: String, _ password: String = "correct horse battery") async throws -> Reply {
+        try await send("POST", "/api/auth/password/sign-up", [("email", .string(email)), ("password", .string(password))])
+    }
+
+    func signIn(_ email: String, _ password: String = "correct horse battery") async throws -> Reply {
+        try await send("POST", "/api/auth/password", [("email", .string(email)), ("password", .string(password))])
+    }
+
+    /// A fresh identity token (and its code) from the simulator, as the phone would get it.
+    func apple(_ sub: String, email: String? = nil, relay: Bool? = nil) throws -> [(String, JSONValue)] {
+        let nonce = UUID().uuidString
+        let issued = try simulator.issueCode(sub: sub, clientID: Self.app, nonce: nonce, email: email, isPrivateEmail: relay)
+        return [("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)), ("nonce", .string(nonce))]
+    }
+
+    func appleSignIn(_ sub: String, email: String? = nil, relay: Bool? = nil) async throws -> Reply {
+        try await send("POST", "/api/auth/apple", try apple(sub, email: email, relay: relay))
+    }
+
+    func link(_ sub: String, email: String? = nil, token: String?) async throws -> Reply {
+        try await send("POST", "/api/account/apple", try apple(sub, email: email), token: token)
+    }
+
+    func requestReset(_ email: String) async throws -> Reply {
+        try await send("POST", "/api/auth/password/reset-request", [("email", .string(email))])
+    }
+
+    func reset(_ code: String, _ password: String) async throws -> Reply {
+        try await send("POST", "/api/auth/password/reset", [("code", .string(code)), ("new_password", .string(password))])
+    }
+
+    /// The codes of `type` the backend got so far (waiting for `count` of them).
+    func codes(_ type: String, _ count: Int) async throws -> [[String: String]] {
+        try #require(await receiver.codeRequests(type, count), "\(count) \(type) expected")
+    }
+
+    func count(_ table: String, _ condition: String = "1 = 1") async throws -> Int {
+        try await store.engine.read { try $0.queryOne("SELECT COUNT(*) FROM \(table) WHERE \(condition)")?.int(0) ?? -1 }
+    }
+
+    func execute(_ sql: String) async throws {
+        try await store.engine.write { _ = try $0.run(sql, []) }
+    }
+
+    /// The events delivered so far, in order: `type` and `data`.
+    var events: [(type: String, data: [String: Any])] {
+        receiver.deliveries.filter(\.accepted).map { ($0.type, $0.json?["data"] as? [String: Any] ?? [:]) }
+    }
+
+    func stop() async {
+        await harness.stop()
+        receiver.stop()
+    }
+
+    static func sub(_ n: Int) -> String { "000901.\(String(repeating: "0", count: 29))\(100 + n).0901" }
+}
