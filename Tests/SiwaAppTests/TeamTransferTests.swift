@@ -234,7 +234,9 @@ struct TeamTransferTests {
             let store = try Store.open(fixture.databaseA, connections: 2) { TeamTransferTests.dataKey }
             var passwordOnly: [String] = []
             for index in 0..<2 {
-                let signUp = PasswordSignUp(email: "p\(index)@example.com", hash: "$scrypt$h\(index)", sessionTTL: 86_400)
+                let verification = EmailCode(
+                    kind: .verifyEmail, code: "v-\(index)", codeHash: SHA256.hash("v-\(index)"), expiresAt: fixture.clock.now + 86_400)
+                let signUp = PasswordSignUp(email: "p\(index)@example.com", hash: "$scrypt$h\(index)", sessionTTL: 86_400, verification: verification)
                 passwordOnly.append(try await store.createPasswordUser(signUp, now: fixture.clock.now).user.id)
             }
             // User 1 (u1@example.com) sets a first password: an Apple user with a password too.

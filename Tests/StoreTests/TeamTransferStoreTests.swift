@@ -77,7 +77,8 @@ struct TeamTransferStoreTests {
     func usersWithoutAnAppleIDAreNeitherCandidatesNorPending(_ engine: Engine) async throws {
         try await Self.withStore(engine) { store in
             let apple = try await Self.signIn(store, sub: "a-sub-apple", token: "apple").user.id
-            var signUp = PasswordSignUp(email: "pw@example.com", hash: "$scrypt$h", sessionTTL: 86_400)
+            let verification = EmailCode(kind: .verifyEmail, code: "v-pw", codeHash: SHA256.hash("v-pw"), expiresAt: 1_000 + 86_400)
+            var signUp = PasswordSignUp(email: "pw@example.com", hash: "$scrypt$h", sessionTTL: 86_400, verification: verification)
             signUp.givenName = "Pat"
             let password = try await store.createPasswordUser(signUp, now: 1_000).user.id
             #expect(try await store.transfers.pendingExports(target: Self.teamB, after: "", limit: 10).map(\.userID) == [apple])
