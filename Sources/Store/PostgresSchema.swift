@@ -288,6 +288,16 @@ public enum PostgresSchema {
                     sent BIGINT NOT NULL,
                     window_ends_at BIGINT NOT NULL
                 );
+                -- A password an Apple user set on the email Apple proved (verified, not a relay,
+                -- still the account's email) was proven by Apple: left unverified, a reset would
+                -- unbind the owner's own Apple ID.
+                UPDATE password_credentials SET email_verified = 1
+                WHERE user_id IN (
+                    SELECT u.id FROM users u
+                    WHERE u.id = password_credentials.user_id AND u.apple_sub IS NOT NULL
+                      AND u.email_verified = 1 AND u.is_private_email = 0
+                      AND translate(u.email, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') = password_credentials.email
+                );
                 """
         ),
     ]

@@ -120,10 +120,13 @@ extension Store {
     /// deleted (`user.deleted`, reason `email_claimed`): an unproven claim does not outlive its
     /// owner's proof. Such a user has no Apple tokens to revoke.
     private static func claimEmail(_ normalized: String, by userID: String, now: Int64, outbox: WebhookOutbox, in connection: any SQLConnection) throws {
+        // On PostgreSQL the rows are locked and the conditions read again after any wait: a
+        // squatter upgrading to an Apple ID at this moment is no longer one.
+        let locking = connection.dialect == .postgres ? " FOR UPDATE OF u, p" : ""
         let squatters = try connection.query(
             """
             SELECT p.user_id FROM password_credentials p JOIN users u ON u.id = p.user_id
-            WHERE p.email = ? AND p.email_verified = 0 AND u.apple_sub IS NULL AND u.id <> ?
+            WHERE p.email = ? AND p.email_verified = 0 AND u.apple_sub IS NULL AND u.id <> ?\(locking)
             """,
             [.text(normalized), .text(userID)]
         ).map { try $0.string("user_id") }

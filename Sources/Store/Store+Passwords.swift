@@ -261,6 +261,12 @@ extension Store {
     public func resetPassword(codeHash: [UInt8], newHash: String, now: Int64) async throws -> UserRecord? {
         let (vault, queue, outbox) = (self.vault, revocations, self.outbox)
         return try await engine.write { connection -> UserRecord? in
+            // The user is locked before the code is used up, in the order every change of
+            // sign-in methods takes its locks (SPEC §16): a reset beside a password removal
+            // would otherwise deadlock on PostgreSQL.
+            guard let owner = try connection.queryOne("SELECT user_id FROM password_reset_codes WHERE code_hash = ?", [.blob(codeHash)])
+            else { return nil }
+            _ = try Self.lockedUser(try owner.string("user_id"), in: connection)
             guard let row = try connection.queryOne(
                 "DELETE FROM password_reset_codes WHERE code_hash = ? RETURNING user_id, expires_at", [.blob(codeHash)]),
                 try row.int64("expires_at") > now,

@@ -425,6 +425,8 @@ struct PasswordStoreTests {
     /// A user with both sign-in methods: a password ("$scrypt$h1") and Apple ID `sub`.
     static func userWithBothMethods(_ store: Store, round: Int) async throws -> (user: UserRecord, sub: String) {
         let made = try await Self.signUp(store, "both\(round)@example.com")
+        // Only a proven email may carry an Apple ID (SPEC §13).
+        try await Self.prove(store, "both\(round)@example.com")
         let sub = "s-both-\(round)"
         let linked = try await store.bindAppleID(
             AppleBinding(userID: made.user.id, write: Self.appleWrite(sub: sub, token: "t-link-\(round)"), makesSession: false), now: 1_000)
@@ -494,6 +496,32 @@ struct PasswordStoreTests {
                 if case .failure(let refusal) = unlinked {
                     #expect(refusal as? PasswordAccountConflict == .lastSignInMethod, "round \(round): \(refusal)")
                 }
+            }
+        }
+    }
+
+    /// A reset completed at the same moment as the removal of the password: whichever goes
+    /// first, neither fails (the reset finds its code gone, or the removal follows it). Before
+    /// the reset locked the user first, PostgreSQL could deadlock the two (the removal holding
+    /// the user and waiting for the code's row, the reset the other way round).
+    @Test(arguments: Engine.available)
+    func aResetRacingAPasswordRemovalNeitherDeadlocksNorFails(_ engine: Engine) async throws {
+        try await Self.withStore(engine) { store in
+            for round in 0..<30 {
+                let (user, _) = try await Self.userWithBothMethods(store, round: round)
+                let code = "reset-\(round)"
+                #expect(try await store.requestPasswordReset(
+                    email: "both\(round)@example.com",
+                    code: EmailCode(kind: .passwordReset, code: code, codeHash: SHA256.hash(code), expiresAt: 2_800), now: 1_000) == .issued)
+                async let resetting = Self.outcome {
+                    try await store.resetPassword(codeHash: SHA256.hash(code), newHash: "$scrypt$new", now: 1_100) ?? user
+                }
+                async let removing = Self.outcome { try await store.removePassword(userID: user.id, now: 1_100) }
+                let (reset, removed) = await (resetting, removing)
+                #expect((try? reset.get()) != nil, "round \(round): \(reset)")
+                #expect((try? removed.get()) != nil, "round \(round): \(removed)")
+                let after = try #require(try await store.users.user(id: user.id))
+                #expect(after.signInMethods == ["apple"], "round \(round)")
             }
         }
     }
@@ -579,6 +607,53 @@ struct PasswordStoreTests {
                 let violations = try await store.engine.read { try $0.query("PRAGMA foreign_key_check") }
                 #expect(violations.isEmpty)
             }
+        }
+    }
+
+    /// Migration 12: passwords made before verification existed are unproven, except one an
+    /// Apple user set on the email Apple proved (else a reset would unbind the owner's own
+    /// Apple ID). A password whose account's email is another (an Apple ID linked over it, as a
+    /// squatter would) or a relay address stays unproven.
+    @Test(arguments: Engine.available)
+    func version12ProvesOnlyPasswordsSetOnTheEmailAppleProved(_ engine: Engine) async throws {
+        try await withLocation(engine) { location in
+            let populate: (any SQLConnection) throws -> Void = { connection in
+                let users: [(String, String?, String, Int64, Int64)] = [
+                    ("usr_apple", "sub-a", "Ada@Example.com", 1, 0),   // Apple first, then a password on its email
+                    ("usr_linked", "sub-l", "mallory@icloud.com", 1, 0), // password first, another Apple ID linked over it
+                    ("usr_relay", "sub-r", "x1@privaterelay.appleid.com", 1, 1),
+                    ("usr_plain", nil, "bob@example.com", 0, 0),
+                ]
+                for (id, sub, email, verified, relay) in users {
+                    try connection.run(
+                        "INSERT INTO users(id, apple_sub, email, email_verified, is_private_email, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 100, 100)",
+                        [.text(id), sub.map { .text($0) } ?? .null, .text(email), .integer(verified), .integer(relay)])
+                }
+                for (id, email) in [("usr_apple", "ada@example.com"), ("usr_linked", "victim@example.com"),
+                                    ("usr_relay", "x1@privaterelay.appleid.com"), ("usr_plain", "bob@example.com")] {
+                    try connection.run(
+                        "INSERT INTO password_credentials(user_id, email, hash, created_at, updated_at) VALUES (?, ?, '$scrypt$h', 100, 100)",
+                        [.text(id), .text(email)])
+                }
+            }
+            switch engine {
+            case .sqlite:
+                let database = try Database(path: location, readers: 1)
+                try Migrator(Schema.migrations.filter { $0.version <= 11 }).migrate(database)
+                try database.writeAndWait { try populate($0) }
+                database.close()
+            case .postgres:
+                let connection = try PostgresConnection(location)
+                try PostgresSchema.migrate(connection, through: 11)
+                try connection.transaction { try populate(PostgresSession($0)) }
+                connection.close()
+            }
+            let store = try Store.open(location, connections: 2) { testDataKey }
+            defer { store.close() }
+            let proven = try await store.engine.read { connection in
+                try connection.query("SELECT user_id FROM password_credentials WHERE email_verified = 1 ORDER BY user_id").map { try $0.string(0) }
+            }
+            #expect(proven == ["usr_apple"])
         }
     }
 

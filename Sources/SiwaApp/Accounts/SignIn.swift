@@ -196,16 +196,19 @@ struct SignIn: Sendable {
         do {
             return try await commit(write, now)
         } catch {
-            // Refused (another instance made the password account or used the token meanwhile)
-            // or not stored (the database went away) after Apple issued tokens: they belong to
-            // nobody here.
-            if let tokens { await revokeUnowned(tokens, clientID: audience, now: now, requestID: requestID) }
             switch error {
             case let conflict as SignInConflict:
+                // Refused after Apple issued tokens because another instance made the password
+                // account meanwhile: they belong to nobody here. Not for a replay or a binding
+                // refused: the Apple ID may be another user's here, and revoking the fresh grant
+                // would end that user's authorization at Apple.
+                if conflict == .accountExists, let tokens { await revokeUnowned(tokens, clientID: audience, now: now, requestID: requestID) }
                 throw await refused(conflict, input: input, subject: claims.subject, now: now, requestID: requestID)
             case let conflict as PasswordAccountConflict:
                 throw .binding(conflict)
             default:
+                // Not stored (the database went away) after Apple issued tokens (SPEC §16).
+                if let tokens { await revokeUnowned(tokens, clientID: audience, now: now, requestID: requestID) }
                 throw .storage(error)
             }
         }
