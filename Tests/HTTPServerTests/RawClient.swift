@@ -136,6 +136,14 @@ final class RawClient: @unchecked Sendable {
         }
     }
 
+    /// What one read returns (at most 64 KiB): the first bytes of a long answer, without
+    /// reading the rest.
+    func readSomeBlocking() throws -> [UInt8] {
+        guard try fill() else { return [] }
+        defer { buffer.removeAll() }
+        return buffer
+    }
+
     /// Everything until the server closes.
     func readAll() async -> [UInt8] {
         (try? await offPool { self.readAllBlocking() }) ?? []

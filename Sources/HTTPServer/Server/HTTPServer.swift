@@ -41,6 +41,9 @@ public final class HTTPServer: Sendable {
     /// Bytes of the shared body budget no connection holds (tests wait on it); nil before `start`.
     var bodyBudgetLeft: Int? { state.withLock { $0.context }?.bodyBudgetLeftNow }
 
+    /// Connections accepted and not yet closed (tests wait on it); nil before `start`.
+    var openConnectionCount: Int? { state.withLock { $0.context }?.openConnectionCount }
+
     /// Binds every loop's socket and starts the loops. Throws if the address cannot be bound;
     /// nothing is left open then.
     @discardableResult

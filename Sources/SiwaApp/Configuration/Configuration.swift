@@ -73,6 +73,9 @@ public struct Configuration: Sendable, Equatable {
     /// One delivery attempt's deadline: SPEC §8's 10 s. Not a configuration key; tests that
     /// must tell "during an attempt" from "after it" on a loaded machine lengthen it.
     public var webhookAttemptDeadline: Duration = .seconds(10)
+    /// One call to Apple's deadline: SPEC §7's 10 s in all. Not a configuration key; tests
+    /// that hold Apple's answer while they look at the server lengthen it.
+    public var appleCallDeadline: Duration = .seconds(10)
     /// Turns on `/admin/*`: at least 32 characters, compared in constant time.
     public var adminToken: String?
     /// Lifetime of access tokens from `POST /api/token`, at most an hour.
