@@ -21,7 +21,7 @@ final class RawClient: @unchecked Sendable {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: UInt16, host: String = "127.0.0.1", timeoutSeconds: Int = 5) throws {
+    init(port: UInt16, host: String = "127.0.0.1", timeoutSeconds: Int = 60) throws {
         let isV6 = host.contains(":")
         fd = socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)

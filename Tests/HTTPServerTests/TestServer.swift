@@ -47,7 +47,9 @@ struct TestServer {
         return TestServer(server: server, port: port)
     }
 
-    func client(timeoutSeconds: Int = 5) throws -> RawClient {
+    /// A read waits up to `timeoutSeconds` for a byte: a bound on failure, generous because on a
+    /// loaded machine an answer can take seconds (a server that closes is seen at once).
+    func client(timeoutSeconds: Int = 60) throws -> RawClient {
         try RawClient(port: port, timeoutSeconds: timeoutSeconds)
     }
 
