@@ -91,8 +91,9 @@ let package = Package(
         .executableTarget(name: "siwa-bench", dependencies: ["JOSE", "JSON", "OpenSSLCrypto", "AppleSimulator", "HTTPServer", "Passwords", "WireFormat"], swiftSettings: strict),
 
         // Shared by the test targets: child processes without Foundation's Process, a pool of
-        // RSA keys so simulators do not each spend CPU generating their own, and a throwaway
-        // PostgreSQL cluster (Scripts/postgres-cluster) with a fresh database per test.
+        // RSA keys so simulators do not each spend CPU generating their own, a throwaway
+        // PostgreSQL cluster (Scripts/postgres-cluster) with a fresh database per test, and the
+        // ways a test waits without timing: `eventually` (bounded polling) and `Gate`.
         .target(
             name: "TestSupport",
             dependencies: ["CSystem", "SystemThread", "OpenSSLCrypto", "AppleSimulator", "PostgreSQL"],
@@ -101,15 +102,15 @@ let package = Package(
         ),
 
         .testTarget(name: "WireFormatTests", dependencies: ["WireFormat"], swiftSettings: strict),
-        .testTarget(name: "SystemThreadTests", dependencies: ["SystemThread"], swiftSettings: strict),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "WireFormat"], swiftSettings: strict),
-        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
+        .testTarget(name: "SystemThreadTests", dependencies: ["SystemThread", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport", "WireFormat"], swiftSettings: strict),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "OpenSSLCryptoTests", dependencies: ["OpenSSLCrypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PasswordsTests", dependencies: ["Passwords", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "COpenSSL", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TLS", "HTTPServer", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TLS", "HTTPServer", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "SMTPTests", dependencies: ["SMTP", "TLS", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "AppleClientTests", dependencies: ["AppleClient", "AppleSimulator", "HTTPClient", "JOSE", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "AppleSimulatorTests", dependencies: ["AppleSimulator", "HTTPClient", "HTTPServer", "JOSE", "JSON", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),

@@ -103,6 +103,8 @@ public final class Database: Sendable {
     var writerCommitCount: Int { writer.commitCount }
     var writerQueuedCount: Int { writer.queuedCount }
     var writerIsAccepting: Bool { writer.isAccepting }
+    /// Looks for another process's commits finished so far (tests wait for the next one).
+    var writerForeignCommitChecks: Int { writer.foreignCommitCheckCount }
 
     // MARK: - Reading
 

@@ -40,6 +40,8 @@ final class Writer: @unchecked Sendable {
     static let foreignCommitCheckMilliseconds = 250
     /// `PRAGMA data_version` when last asked; it moves only when another connection commits.
     private var dataVersion: Int64?
+    /// Checks finished, so a test can wait for one that began after something it did.
+    private let foreignCommitChecks = Atomic<Int>(0)
     private var lastForeignCommitCheck = ContinuousClock.now
 
     init(connection: Connection, path: String, tracker: RowChangeTracker?) throws {
@@ -60,6 +62,8 @@ final class Writer: @unchecked Sendable {
     }
 
     var commitCount: Int { commits.load(ordering: .relaxed) }
+
+    var foreignCommitCheckCount: Int { foreignCommitChecks.load(ordering: .acquiring) }
 
     /// Jobs waiting for the writer thread (not counting the batch it is running).
     var queuedCount: Int { condition.withLock { queue.count } }
@@ -131,6 +135,7 @@ final class Writer: @unchecked Sendable {
     private func checkForeignCommits() {
         guard let changes else { return }
         lastForeignCommitCheck = ContinuousClock.now
+        defer { foreignCommitChecks.add(1, ordering: .releasing) }
         guard let version = try? connection.queryOne("PRAGMA data_version")?.int64(0) else { return }
         if let dataVersion, dataVersion != version { changes.tracker.recordUnknownChanges() }
         dataVersion = version

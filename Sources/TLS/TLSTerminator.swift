@@ -19,6 +19,8 @@ public final class TLSTerminator: Sendable {
         /// A thread removes its socket here before closing it, so a stop never touches a
         /// descriptor number that has been reused.
         var connectionFDs: Set<Int32> = []
+        /// Sockets adopted and not yet closed (counted down after `close`, unlike the set).
+        var openSockets = 0
     }
 
     private let context: TLSServerContext
@@ -52,6 +54,10 @@ public final class TLSTerminator: Sendable {
 
     /// TCP connections accepted so far (tests count them to see connection reuse).
     public var acceptedConnections: Int { state.withLock { $0.accepted } }
+
+    /// Sockets of connections not yet ended, both sides counted (tests wait for it to fall to 0
+    /// to know a close has been passed on).
+    public var openSockets: Int { state.withLock { $0.openSockets } }
 
     /// Binds, listens and starts accepting; returns the bound port.
     @discardableResult
@@ -139,6 +145,7 @@ public final class TLSTerminator: Sendable {
         state.withLock { state in
             guard !state.stopped else { return false }
             state.connectionFDs.insert(fd)
+            state.openSockets += 1
             if countAsAccepted { state.accepted += 1 }
             return true
         }
@@ -147,6 +154,7 @@ public final class TLSTerminator: Sendable {
     private func release(_ fd: Int32) {
         state.withLock { _ = $0.connectionFDs.remove(fd) }
         close(fd)
+        state.withLock { $0.openSockets -= 1 }
     }
 
     // MARK: One connection

@@ -2,6 +2,7 @@ import HTTPClient
 import HTTPServer
 import TLS
 import Testing
+import TestSupport
 
 /// Keep-alive reuse and what happens when a reused connection dies under a request.
 @Suite struct ConnectionReuseTests {
@@ -36,6 +37,11 @@ import Testing
                 baseURL = "https://127.0.0.1:\(port)"
             }
         }
+
+        /// Every connection closed at the server and, through TLS, at the terminator too: the
+        /// client's socket has the end of file by then (on loopback it is queued as the
+        /// closing side closes).
+        var allClosed: Bool { server.closedConnections == server.acceptedConnections && (terminator?.openSockets ?? 0) == 0 }
 
         func stop() {
             terminator?.stop()
@@ -108,7 +114,7 @@ import Testing
         let front = try Front(transport) { connection, _, _ in .respondAndClose(RawResponse.ok("c\(connection)")) }
         defer { front.stop() }
         #expect(try await front.client.send(HTTPClientRequest(method: "POST", url: front.baseURL + "/", body: [1]), idempotent: false).text == "c0")
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(try await eventually { front.allClosed })
         #expect(try await front.client.send(HTTPClientRequest(method: "POST", url: front.baseURL + "/", body: [2]), idempotent: false).text == "c1")
         #expect(front.server.requests.map(\.body) == [[1], [2]])
     }
@@ -118,6 +124,9 @@ import Testing
         defer { server.stop() }
         let client = try HTTPClient(configuration: HTTPClientConfiguration(idleTimeout: .milliseconds(100)))
         _ = try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/"), idempotent: true)
+        // Time passing is what is tested: the pool measures idleness on the monotonic clock
+        // when next touched, so 250 ms of sleep are at least 250 ms idle however loaded the
+        // machine is, and no other thread has to do anything meanwhile.
         try await Task.sleep(for: .milliseconds(250))
         _ = try await client.send(HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/"), idempotent: true)
         #expect(server.acceptedConnections == 2)

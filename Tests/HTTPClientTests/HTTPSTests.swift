@@ -4,6 +4,7 @@ import HTTPServer
 import Synchronization
 import TLS
 import Testing
+import TestSupport
 
 /// The client over real TLS: an `HTTPServer` behind a `TLSTerminator` with a throwaway CA.
 @Suite struct HTTPSTests {
@@ -132,32 +133,28 @@ import Testing
     }
 
     @Test func thirtyTwoSlowCallsRunAtOnce() async throws {
-        // Counted by the server, whose handlers run on its own threads, so the count holds
-        // however busy the machine's cooperative pool is.
+        // Counted by the server, whose handlers wait at a gate until all 32 are in: one at a
+        // time (or a few) would never get there, however long the test waited.
         let inFlight = Atomic<Int>(0)
-        let mostInFlight = Atomic<Int>(0)
+        let gate = Gate.uniqueName()
         let fixture = try TLSFixture.start { router in
             router.add(.get, "/counted") { _ in
-                let now = inFlight.add(1, ordering: .sequentiallyConsistent).newValue
-                mostInFlight.max(now, ordering: .sequentiallyConsistent)
-                try? await Task.sleep(for: .milliseconds(500))
-                inFlight.subtract(1, ordering: .sequentiallyConsistent)
+                inFlight.add(1, ordering: .sequentiallyConsistent)
+                await Gate.shared.wait(gate)
                 return HTTPResponse(contentType: "text/plain", body: "slept")
             }
         }
         let client = try fixture.client()
-        let elapsed = try await seconds {
-            try await withThrowingTaskGroup(of: String.self) { group in
-                for _ in 0..<32 {
-                    group.addTask {
-                        try await client.send(HTTPClientRequest(url: fixture.url("/counted")), idempotent: true).text
-                    }
+        try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<32 {
+                group.addTask {
+                    try await client.send(HTTPClientRequest(url: fixture.url("/counted")), idempotent: true).text
                 }
-                for try await text in group { #expect(text == "slept") }
             }
+            #expect(try await eventually { inFlight.load(ordering: .sequentiallyConsistent) == 32 }, "\(inFlight.load(ordering: .sequentiallyConsistent)) at once")
+            Gate.shared.open(gate)
+            for try await text in group { #expect(text == "slept") }
         }
-        // Counted at the server, not timed: one at a time would never have more than one in flight.
-        #expect(mostInFlight.load(ordering: .sequentiallyConsistent) >= 24, "took \(elapsed) s")
         await fixture.stop()
     }
 }

@@ -32,6 +32,7 @@ final class ScriptedServer: @unchecked Sendable {
     private var accepted = 0
     private var received: [Request] = []
     private var openFDs: Set<Int32> = []
+    private var closed = 0
     private var stopped = false
     private let finished = DispatchGroup()
 
@@ -47,6 +48,8 @@ final class ScriptedServer: @unchecked Sendable {
 
     var acceptedConnections: Int { lock.withLock { accepted } }
     var requests: [Request] { lock.withLock { received } }
+    /// Connections this side has closed (counted once `close` has returned).
+    var closedConnections: Int { lock.withLock { closed } }
 
     func stop() {
         // shutdown wakes the blocked accept and recv calls; each thread closes its own socket,
@@ -82,6 +85,7 @@ final class ScriptedServer: @unchecked Sendable {
                 serve(fd: fd, connection: number)
                 lock.withLock { _ = openFDs.remove(fd) }
                 close(fd)
+                lock.withLock { closed += 1 }
                 finished.leave()
             }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HTTPServer
+import TestSupport
 
 @Suite struct GracefulStopTests {
     @Test func stopFinishesTheRequestInFlightThenRefusesNewConnections() async throws {
@@ -18,7 +19,7 @@ import Testing
         let refused = try await offPool { () -> Bool in
             for _ in 0..<6000 {  // a bound on failure (60 s), not a speed limit
                 if (try? RawClient(port: port)) == nil { return true }
-                usleep(10_000)
+                usleep(10_000)  // polls the listener, blocking, on a thread of its own
             }
             return false
         }
@@ -37,9 +38,11 @@ import Testing
         timeouts.drain = .milliseconds(300)
         let server = try TestServer.start(timeouts: timeouts)
         let busy = try server.client()
-        // This handler never finishes: only the drain bound can end the stop.
-        busy.send("GET /gate/\(Gate.uniqueName()) HTTP/1.1\r\nHost: t\r\n\r\n")
-        try await Task.sleep(for: .milliseconds(100))
+        // This handler never finishes: only the drain bound can end the stop. It must be
+        // running before the stop, or the connection would be idle and simply closed.
+        let gate = Gate.uniqueName()
+        busy.send("GET /gate/\(gate) HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try await eventually { Gate.shared.waiting(gate) == 1 })
         await server.stop()
         #expect(await busy.readAll().isEmpty)
     }

@@ -22,7 +22,7 @@ final class RawClient: @unchecked Sendable {
     private var buffer: [UInt8] = []
 
     /// `source`, an IPv6 address of this machine, is the address the client connects from.
-    init(port: UInt16, host: String = "127.0.0.1", source: String? = nil, timeoutSeconds: Int = 5) throws {
+    init(port: UInt16, host: String = "127.0.0.1", source: String? = nil, timeoutSeconds: Int = 60) throws {
         let isV6 = host.contains(":")
         fd = socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
@@ -144,6 +144,14 @@ final class RawClient: @unchecked Sendable {
         } catch {
             return false
         }
+    }
+
+    /// What one read returns (at most 64 KiB): the first bytes of a long answer, without
+    /// reading the rest.
+    func readSomeBlocking() throws -> [UInt8] {
+        guard try fill() else { return [] }
+        defer { buffer.removeAll() }
+        return buffer
     }
 
     /// Everything until the server closes.

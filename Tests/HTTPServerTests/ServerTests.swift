@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import HTTPServer
+import TestSupport
 
 /// The server over real sockets: framing, limits, errors, keep-alive, pipelining.
 @Suite struct ServerTests {

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 @testable import HTTPServer
+import TestSupport
 
 /// Starts a real `HTTPServer` on a free loopback port with test routes.
 struct TestServer {
@@ -20,6 +20,7 @@ struct TestServer {
         router.add(.get, "/big") { _ in
             HTTPResponse(contentType: "application/json", body: "[" + String(repeating: "\"abcdefgh\",", count: 500) + "0]")
         }
+        // A handler that takes its time: the tests that use it hold for any length of it.
         router.add(.get, "/slow/{ms}") { request in
             let ms = Int(request.pathParameters["ms"] ?? "0") ?? 0
             try? await Task.sleep(for: .milliseconds(ms))
@@ -46,7 +47,9 @@ struct TestServer {
         return TestServer(server: server, port: port)
     }
 
-    func client(timeoutSeconds: Int = 5) throws -> RawClient {
+    /// A read waits up to `timeoutSeconds` for a byte: a bound on failure, generous because on a
+    /// loaded machine an answer can take seconds (a server that closes is seen at once).
+    func client(timeoutSeconds: Int = 60) throws -> RawClient {
         try RawClient(port: port, timeoutSeconds: timeoutSeconds)
     }
 
@@ -81,38 +84,4 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
-}
-
-/// Lets a test hold a handler until it says so: proves ordering without timing assumptions.
-final class Gate: Sendable {
-    static let shared = Gate()
-
-    private struct State {
-        var opened: Set<String> = []
-        var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
-    }
-
-    private let state = Mutex(State())
-
-    func wait(_ name: String) async {
-        await withCheckedContinuation { continuation in
-            let openAlready = state.withLock { state -> Bool in
-                if state.opened.contains(name) { return true }
-                state.waiters[name, default: []].append(continuation)
-                return false
-            }
-            if openAlready { continuation.resume() }
-        }
-    }
-
-    func open(_ name: String) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.opened.insert(name)
-            return state.waiters.removeValue(forKey: name) ?? []
-        }
-        waiters.forEach { $0.resume() }
-    }
-
-    /// A name no other test uses.
-    static func uniqueName() -> String { UUID().uuidString }
 }

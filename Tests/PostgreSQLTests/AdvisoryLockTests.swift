@@ -26,7 +26,12 @@ struct AdvisoryLockTests {
         let holder = try PostgresConnection(url)
         #expect(try holder.tryAdvisoryLock(key))
         let waiter = Task { try await pool.withConnection { try $0.withAdvisoryLock(key) { _ in ContinuousClock.now } } }
-        try await Task.sleep(for: .milliseconds(200))
+        // Once the server shows the waiter queued for the lock (this database's only one).
+        #expect(try await eventually {
+            try holder.queryOne(
+                "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted"
+            )?.int(0) == 1
+        })
         let released = ContinuousClock.now
         // A holder that dies releases its lock with its session.
         holder.close()

@@ -159,7 +159,7 @@ struct PostgresConnectionTests {
             let seen = try connection.transaction(.repeatableRead) { connection -> (String?, Bool) in
                 let isolation = try connection.queryOne("SELECT current_setting('transaction_isolation')")?.string(0)
                 let first = try connection.queryOne("SELECT now()::text")?.string(0)
-                _ = try connection.queryOne("SELECT pg_sleep(0.01)")
+                _ = try connection.queryOne("SELECT pg_sleep(0.01)")  // time moves on (any amount will do)
                 return (isolation, try connection.queryOne("SELECT now()::text")?.string(0) == first)
             }
             #expect(seen.0 == "repeatable read")

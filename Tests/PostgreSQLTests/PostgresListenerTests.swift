@@ -41,11 +41,11 @@ struct PostgresListenerTests {
 
         let sent = ContinuousClock.now
         try await pool.notify(channel: "sessions", payload: "ended:42")
-        #expect(try await eventually(within: .seconds(1)) { events.payloads == ["ended:42"] })
+        #expect(try await eventually { events.payloads == ["ended:42"] })
         print("PostgresListener: NOTIFY delivered in \(ContinuousClock.now - sent)")
         try await pool.notify(channel: "Other Channel", payload: "x'; --")
         try await pool.notify(channel: "unheard", payload: "nobody")
-        #expect(try await eventually(within: .seconds(1)) { events.payloads == ["ended:42", "x'; --"] })
+        #expect(try await eventually { events.payloads == ["ended:42", "x'; --"] })
 
         // A NOTIFY in a transaction arrives at COMMIT, and never on rollback.
         struct Abandon: Error {}
@@ -54,7 +54,7 @@ struct PostgresListenerTests {
             throw Abandon()
         }
         try await pool.transaction { try $0.notify(channel: "sessions", payload: "committed") }
-        #expect(try await eventually(within: .seconds(1)) { events.payloads.last == "committed" })
+        #expect(try await eventually { events.payloads.last == "committed" })
         #expect(!events.payloads.contains("rolled back"))
 
         let killed = try await pool.withConnection { connection in
@@ -67,7 +67,7 @@ struct PostgresListenerTests {
             events.all.withLock { $0.contains { if case .disconnected = $0 { true } else { false } } } && events.listeningCount == 2
         })
         try await pool.notify(channel: "sessions", payload: "after reconnect")
-        #expect(try await eventually(within: .seconds(1)) { events.payloads.last == "after reconnect" })
+        #expect(try await eventually { events.payloads.last == "after reconnect" })
     }
 
     /// A connection that goes silent without breaking (its server process stopped here; a
@@ -126,7 +126,7 @@ struct PostgresListenerTests {
 
         let marker = PostgresConnection.CommitNotification(channel: "sessions", payload: "w:it's; -- $1")
         try await pool.transaction(.readCommitted, { try $0.notify(channel: "sessions", payload: "own") }, notifyingAtCommit: { marker })
-        #expect(try await eventually(within: .seconds(5)) { events.payloads == ["own", "w:it's; -- $1"] })
+        #expect(try await eventually { events.payloads == ["own", "w:it's; -- $1"] })
 
         final class Asked: Sendable {
             private let value = Atomic<Bool>(false)
@@ -151,7 +151,7 @@ struct PostgresListenerTests {
             })
         }
         try await pool.notify(channel: "sessions", payload: "after")
-        #expect(try await eventually(within: .seconds(5)) { events.payloads.last == "after" })
+        #expect(try await eventually { events.payloads.last == "after" })
         #expect(events.payloads == ["own", "w:it's; -- $1", "after"])
     }
 
@@ -188,7 +188,7 @@ struct PostgresListenerTests {
             .init(channel: "sessions", payload: "marker 4")
         }, notified: { sent in outcomes.sent.withLock { $0.append(sent) } })
         try await pool.notify(channel: "sessions", payload: "after")
-        #expect(try await eventually(within: .seconds(5)) { events.payloads.last == "after" })
+        #expect(try await eventually { events.payloads.last == "after" })
         #expect(events.payloads == ["marker 2", "marker 4", "after"])
         #expect(outcomes.sent.withLock { $0 } == [false, true, false, true])
         let stored = try await pool.withConnection { try $0.query("SELECT x FROM flagged ORDER BY x").map { try $0.int(0) } }

@@ -15,14 +15,16 @@ struct PostgresPoolTests {
         func leave() { running.subtract(1, ordering: .relaxed) }
         var most: Int { highest.load(ordering: .relaxed) }
 
-        /// Blocks the (worker) thread until `count` bodies have been in at once, or 5 s.
+        /// Blocks the (worker) thread until `count` bodies have been in at once, or 30 s (a bound
+        /// on failure: polling, since the body must block its thread as libpq does).
         func waitForOverlap(_ count: Int) {
-            let deadline = ContinuousClock.now + .seconds(5)
+            let deadline = ContinuousClock.now + .seconds(30)
             while most < count, ContinuousClock.now < deadline { usleep(1000) }
         }
     }
 
-    /// Holds a pool worker inside a body until the test opens it (or 10 s pass).
+    /// Holds a pool worker inside a body until the test opens it (or 30 s pass, a bound on
+    /// failure), blocking its thread as libpq does.
     private final class Gate: Sendable {
         private let entered = Atomic<Bool>(false)
         private let opened = Atomic<Bool>(false)
@@ -32,7 +34,7 @@ struct PostgresPoolTests {
 
         func enterAndWait() {
             entered.store(true, ordering: .relaxed)
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(30)
             while !opened.load(ordering: .relaxed), ContinuousClock.now < deadline { usleep(1000) }
         }
     }
@@ -48,7 +50,8 @@ struct PostgresPoolTests {
                         concurrency.enter()
                         defer { concurrency.leave() }
                         // Bodies block their threads (as libpq does): three must be in here at
-                        // once, and no fourth can join them.
+                        // once, and no fourth can join them. The query's pause only keeps the
+                        // body busy a little longer; the counts hold for any length of it.
                         concurrency.waitForOverlap(3)
                         return try connection.queryOne("SELECT $1::int8 FROM pg_sleep(0.02)", [.integer(Int64(index))])?.int(0) ?? -1
                     }
@@ -124,13 +127,7 @@ struct PostgresPoolTests {
             }
             try await cluster.resume()
             // Back once the back-off allows an attempt (at most 200 ms here), same pool.
-            let deadline = ContinuousClock.now + .seconds(5)
-            var answer: Int?
-            while answer == nil, ContinuousClock.now < deadline {
-                answer = try? await select()
-                if answer == nil { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            #expect(answer == 1)
+            #expect(try await eventually { (try? await select()) == 1 })
         }
         try await cluster.stop()
     }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import SQLite
 import Testing
+import TestSupport
 
 @Suite struct DatabaseTests {
     /// A database with table `t(id, name UNIQUE)`, closed after `body`.
@@ -57,14 +58,14 @@ import Testing
             defer { gate.open() }
             let before = database.writerCommitCount
             async let blocker: Void = database.write { _ in gate.block() }
-            try await eventually { gate.isEntered }
+            try #require(try await eventually { gate.isEntered })
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<200 {
                     group.addTask {
                         _ = try await database.write { try $0.run("INSERT INTO t(name) VALUES (?)", [.text("row \(index)")]) }
                     }
                 }
-                try await eventually { database.writerQueuedCount == 200 }
+                try #require(try await eventually { database.writerQueuedCount == 200 })
                 gate.open()
                 try await group.waitForAll()
             }
@@ -82,7 +83,7 @@ import Testing
             defer { gate.open() }
             let before = database.writerCommitCount
             async let blocker: Void = database.write { _ in gate.block() }
-            try await eventually { gate.isEntered }
+            try #require(try await eventually { gate.isEntered })
 
             func insert(_ name: String, thenFail: Bool = false) -> Task<Void, any Error> {
                 Task {
@@ -96,7 +97,7 @@ import Testing
             let failing = insert("b", thenFail: true)
             let duplicate = insert("existing")
             let last = insert("c")
-            try await eventually { database.writerQueuedCount == 4 }
+            try #require(try await eventually { database.writerQueuedCount == 4 })
             gate.open()
             try await blocker
 
@@ -127,7 +128,7 @@ import Testing
                 try connection.run("INSERT INTO t(name) VALUES ('pending')")
                 gate.block()
             }
-            try await eventually { gate.isEntered }
+            try #require(try await eventually { gate.isEntered })
             let started = ContinuousClock.now
             // Under WAL the reader sees the last commit and does not wait for the writer.
             #expect(try count(database) == 0)
@@ -207,13 +208,13 @@ import Testing
             let gate = WriterGate()
             defer { gate.open() }
             async let blocker: Void = database.write { _ in gate.block() }
-            try await eventually { gate.isEntered }
+            try #require(try await eventually { gate.isEntered })
             let writes = (0..<10).map { index in
                 Task { try await database.write { try $0.run("INSERT INTO t(name) VALUES (?)", [.text("q\(index)")]) } }
             }
-            try await eventually { database.writerQueuedCount == 10 }
+            try #require(try await eventually { database.writerQueuedCount == 10 })
             let closing = Task.detached { database.close() }
-            try await eventually { !database.writerIsAccepting }
+            try #require(try await eventually { !database.writerIsAccepting })
             // Refused while close() drains what was queued before it.
             await #expect(throws: SQLiteError.self) { _ = try await database.write { _ in 1 } }
             gate.open()

@@ -1,5 +1,6 @@
 @testable import SQLite
 import Testing
+import TestSupport
 
 @Suite struct RowChangeTrackerTests {
     @Test func aCommitInvalidatesTheRowsItTouched() {
@@ -43,9 +44,10 @@ import Testing
     }
 
     /// Another process's commit (a second `Database` on the file stands in for one) is not seen
-    /// by the update hook; the writer notices it by `data_version` and every row counts as
-    /// changed, while its own commits and idle time never do that.
-    @Test func anotherConnectionsCommitMakesEveryRowStaleWithinASecond() async throws {
+    /// by the update hook; the writer notices it by `data_version` at its next check (every
+    /// `foreignCommitCheckMilliseconds`) and every row counts as changed, while its own commits
+    /// and idle time never do that. The test waits for checks to happen, not for time to pass.
+    @Test func anotherConnectionsCommitMakesEveryRowStaleAtTheNextCheck() async throws {
         try await withTemporaryFolder { folder in
             let database = try Database(path: folder + "/t.sqlite3", readers: 1, trackedTables: ["tracked"])
             defer { database.close() }
@@ -53,19 +55,21 @@ import Testing
             let tracker = try #require(database.changes)
             let row = RowChangeTracker.Row(table: 0, rowid: 1)
             let versions = try #require(tracker.versions(of: [row], unchangedSince: tracker.sequence))
-            // Idle for longer than the check interval, and a commit of its own elsewhere: still current.
-            try await Task.sleep(for: .milliseconds(2 * Writer.foreignCommitCheckMilliseconds))
+            /// Until two checks more are over: the second began after this was called.
+            func nextCheck() async throws -> Bool {
+                let checks = database.writerForeignCommitChecks
+                return try await eventually { database.writerForeignCommitChecks >= checks + 2 }
+            }
+            // Checks while idle, and after a commit of its own elsewhere: still current.
+            #expect(try await nextCheck())
             try await database.write { try $0.execute("CREATE TABLE other(x)") }
-            try await Task.sleep(for: .milliseconds(2 * Writer.foreignCommitCheckMilliseconds))
+            #expect(try await nextCheck())
             #expect(tracker.isCurrent([row], versions: versions))
 
             let other = try Database(path: folder + "/t.sqlite3", readers: 1)
             try await other.write { _ = try $0.run("INSERT INTO other VALUES (1)") }
             other.close()
-            let deadline = ContinuousClock.now + .seconds(1)
-            while tracker.isCurrent([row], versions: versions), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            #expect(try await nextCheck())
             #expect(!tracker.isCurrent([row], versions: versions))
         }
     }

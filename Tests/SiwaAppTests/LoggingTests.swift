@@ -7,6 +7,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 @testable import SiwaApp
 
 /// Collects what a `LogSink` writes, batch by batch.
@@ -224,20 +225,16 @@ private let timestampPattern = #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#
         let output = CapturedOutput()
         let sink = LogSink(interval: .milliseconds(20), writer: output.writer)
         sink.append("tick")
-        for _ in 0..<200 where output.lines.isEmpty {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        #expect(try await eventually { !output.lines.isEmpty })
         #expect(output.lines == ["tick"])
     }
 
     @Test func fullBufferWakesTheWriterEarly() async throws {
         let output = CapturedOutput()
-        let sink = LogSink(wakeThreshold: 100, interval: .seconds(30), writer: output.writer)
+        // An interval far beyond the wait: only the full buffer can have woken the writer.
+        let sink = LogSink(wakeThreshold: 100, interval: .seconds(600), writer: output.writer)
         for index in 0..<20 { sink.append("a line long enough to matter \(index)") }
-        for _ in 0..<200 where output.lines.isEmpty {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(!output.lines.isEmpty)
+        #expect(try await eventually { !output.lines.isEmpty })
     }
 
     @Test func overflowDropsAndCountsLines() throws {

@@ -4,6 +4,7 @@ import JSON
 import SQLite
 import Store
 import Testing
+import TestSupport
 @testable import SiwaApp
 
 /// SPEC §4 "Refresh-token re-validation", end to end against the simulator: the validator
@@ -26,22 +27,12 @@ import Testing
         simulator.calls.filter { $0.endpoint == "token" && $0.parameters["grant_type"] == "refresh_token" }
     }
 
-    /// Polls until `condition` holds or `seconds` pass; returns whether it held.
-    static func eventually(seconds: Double = 90, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return try await condition()
-    }
-
     @Test func aRefreshTokenAppleRefusesEndsTheSessionsLikeConsentRevoked() async throws {
         let fixture = try await NativeSignInTests.Fixture { $0.refreshValidationInterval = .seconds(1) }
         let session = try await Self.signInWithCode(fixture, sub: Self.sub(1))
         #expect(fixture.simulator.revokeConsent(sub: Self.sub(1), clientID: Self.app) > 0)
 
-        let ended = try await Self.eventually { try await fixture.harness.get("/api/me", headers: ["Authorization": "Bearer \(session)"]).status == 401 }
+        let ended = try await eventually(within: .seconds(90)) { try await fixture.harness.get("/api/me", headers: ["Authorization": "Bearer \(session)"]).status == 401 }
         #expect(ended)
         let call = try #require(Self.refreshCalls(fixture.simulator).first)
         #expect(call.parameters["client_id"] == Self.app)
@@ -50,7 +41,7 @@ import Testing
         #expect(try fixture.count("apple_tokens") == 0)
         #expect(try fixture.count("sessions") == 0)
         // Counted just after the commit that ended the session.
-        #expect(await Self.eventually { fixture.harness.application.metrics.refreshValidations.count("revoked") == 1 })
+        #expect(try await eventually(within: .seconds(90)) { fixture.harness.application.metrics.refreshValidations.count("revoked") == 1 })
 
         // Signing in again restores the same account.
         let again = try fixture.simulator.issueCode(sub: Self.sub(1), clientID: Self.app, nonce: "m").identityToken
@@ -65,7 +56,7 @@ import Testing
         let session = try await Self.signInWithCode(fixture, sub: Self.sub(2))
         fixture.simulator.injectFault(SimulatorFault(endpoint: .token, status: 503, count: 2))
         let metrics = fixture.harness.application.metrics
-        #expect(await Self.eventually { metrics.refreshValidations.count("valid") >= 1 })
+        #expect(try await eventually(within: .seconds(90)) { metrics.refreshValidations.count("valid") >= 1 })
         #expect(metrics.refreshValidations.count("retry") == 2)
         #expect(metrics.refreshValidations.count("revoked") == 0)
         await #expect(try fixture.harness.get("/api/me", headers: ["Authorization": "Bearer \(session)"]).status == 200)
@@ -84,7 +75,7 @@ import Testing
         let metrics = fixture.harness.application.metrics
         // The validator has looked at the token (it was due) and let it be.
         let schedule = fixture.harness.application.store.refreshSchedule
-        #expect(try await Self.eventually { try await (schedule.dueAt(userID: fixture.onlyUserID()) ?? 0) > Int64(Date().timeIntervalSince1970) })
+        #expect(try await eventually(within: .seconds(90)) { try await (schedule.dueAt(userID: fixture.onlyUserID()) ?? 0) > Int64(Date().timeIntervalSince1970) })
         #expect(Self.refreshCalls(fixture.simulator).isEmpty)
         #expect(metrics.refreshValidations.count("valid") == 0)
         await fixture.stop()

@@ -3,6 +3,7 @@ import Foundation
 import JOSE
 import JSON
 import Testing
+import TestSupport
 @testable import SiwaApp
 
 /// Every `invalid_token` reason of SPEC §4/§7 over real sockets, each with a token built to
@@ -119,12 +120,7 @@ import Testing
         #expect(reply.body == #"{"error":"invalid_token","error_description":"subject_mismatch"}"#)
         #expect(try fixture.count("users") == 0)
         #expect(try fixture.count("apple_tokens") == 0)
-        var revoked = false
-        for _ in 0..<200 where !revoked {
-            try await Task.sleep(for: .milliseconds(50))
-            revoked = simulator.calls.contains { $0.endpoint == "revoke" && $0.parameters["token_type_hint"] == "refresh_token" }
-        }
-        #expect(revoked)
+        #expect(try await eventually { simulator.calls.contains { $0.endpoint == "revoke" && $0.parameters["token_type_hint"] == "refresh_token" } })
         await fixture.stop()
     }
 

@@ -3,22 +3,27 @@ import Foundation
 import JSON
 import Synchronization
 import Testing
+import TestSupport
 @testable import SiwaApp
 
 /// SPEC §5 "Apple failing never stalls the server": while 32 sign-ins wait on a code exchange
-/// Apple takes four seconds to answer, `/api/me` and notifications are answered. The proof is
-/// ordering, not timing: every one of those answers arrives before any of the 32 sign-ins
-/// has finished.
+/// Apple does not answer (the simulator holds the calls until the test lets them go),
+/// `/api/me` and notifications are answered. The proof is ordering, not timing: every one of
+/// those answers arrives before any of the 32 sign-ins has finished.
 @Suite struct SlowAppleTests {
     @Test func meAndNotificationsAnswerWhile32SignInsWaitOnApple() async throws {
-        let fixture = try await NativeSignInTests.Fixture()
+        // Apple's answer is held for as long as the test takes to look: the server's deadline
+        // for it must not end the wait first.
+        let fixture = try await NativeSignInTests.Fixture { $0.appleCallDeadline = .seconds(600) }
         let simulator = fixture.simulator
         let first = try simulator.issueCode(sub: "000800.0.0800", clientID: NativeSignInTests.app, nonce: "n").identityToken
         let session = try await #require(
             try fixture.signIn([("identity_token", .string(first)), ("nonce", .string("n"))]).json?["session"]?.object?["token"]?.string)
 
         let codes = try (0..<32).map { try simulator.issueCode(sub: "000801.\($0).0801", clientID: NativeSignInTests.app, nonce: "n") }
-        simulator.injectFault(SimulatorFault(endpoint: .token, delayMilliseconds: 4_000, count: 32))
+        let hold = SimulatorHold()
+        defer { hold.open() }
+        simulator.injectFault(SimulatorFault(endpoint: .token, count: 32, hold: hold))
         let finished = Atomic<Int>(0)
         let statuses = Mutex<[Int]>([])
         let group = DispatchGroup()
@@ -37,16 +42,13 @@ import Testing
                 group.leave()
             }
         }
-        // Once all 32 are at Apple, /api/me and a notification, on a thread of their own: the
-        // ordering must not depend on when the test task gets a cooperative thread back.
+        // Once all 32 are held at Apple, /api/me and a notification (blocking sockets, on a
+        // thread of their own).
+        #expect(try await eventually(within: .seconds(60)) { hold.holding == 32 }, "\(hold.holding) sign-ins at Apple")
         let notification = try simulator.notificationPayload(NotificationEvent(type: "email-disabled", sub: "000800.0.0800", clientID: NativeSignInTests.app))
         let probe: (waiting: Int, me: [Int], delivered: String, finishedMeanwhile: Int) = await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                var waiting = 0
-                for _ in 0..<2_000 where waiting < 32 {
-                    usleep(2_000)
-                    waiting = simulator.calls.filter { $0.endpoint == "token" }.count
-                }
+                let waiting = simulator.calls.filter { $0.endpoint == "token" }.count
                 let me = (0..<20).map { _ in
                     let reply = (try? HTTPGet.rawBlocking(port: port, "GET /api/me HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\n\r\n")) ?? ""
                     return Int(reply.split(separator: " ").dropFirst().first ?? "") ?? 0
@@ -63,6 +65,7 @@ import Testing
         #expect(delivered.hasPrefix("HTTP/1.1 200 "))
         #expect(delivered.hasSuffix(#"{"status":"processed"}"#))
         #expect(finishedMeanwhile == 0, "sign-ins finished before the other answers: the server waited on Apple")
+        hold.open()
 
         await withCheckedContinuation { continuation in
             group.notify(queue: .global()) { continuation.resume() }

@@ -96,7 +96,8 @@ struct TeamTransferTests {
             }
         }
 
-        /// The commands, with short pauses so a test of Apple failing takes milliseconds.
+        /// The commands, with short pauses so a test of Apple failing takes milliseconds. The
+        /// pauses are real (pacing is what they are for); no outcome depends on their length.
         func transfer(_ configuration: Configuration, stopRequested: @escaping @Sendable () -> Bool = { false }) throws -> TeamTransfer {
             let console = self.console
             return try TeamTransfer(

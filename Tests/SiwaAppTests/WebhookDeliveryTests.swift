@@ -300,12 +300,7 @@ struct WebhookDeliveryTests {
         var attempts = 0
         while try row().failed == nil, attempts < 10 {
             attempts += 1
-            var recorded = false
-            for _ in 0..<1000 where !recorded {
-                recorded = try row().attempts == attempts
-                if !recorded { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            #expect(recorded)
+            #expect(try await eventually { try row().attempts == attempts })
             let state = try row()
             if state.failed == nil {
                 #expect(state.next <= t0 + 60, "no attempt is put after the retention")

@@ -34,11 +34,10 @@ import TestSupport
             print("locked", flush=True)
             deadline = time.time() + 60
             while not os.path.exists(sys.argv[2]) and time.time() < deadline:
-                time.sleep(0.02)
+                time.sleep(0.02)  # polls for the gate the test opens
             connection.execute("ROLLBACK")
             """, database, release], environment: ProcessInfo.processInfo.environment)
-        for _ in 0..<600 where !holder.stdoutText.contains("locked") { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(holder.stdoutText.contains("locked"), "\(holder.stderrText)")
+        #expect(try await eventually { holder.stdoutText.contains("locked") }, "\(holder.stderrText)")
 
         let newcomer = "000600.00000000000000000000000000000601.0600"
         let refused = try await signIn(newcomer, "n-2")

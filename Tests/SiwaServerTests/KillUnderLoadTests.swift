@@ -61,23 +61,23 @@ import WireFormat
                         let request = "POST \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(item.body.utf8.count)\r\n\r\n\(item.body)"
                         guard let reply = try? await HTTPRequest.send(port: port, request), reply.hasPrefix("HTTP/1.1 200") else { continue }
                         let body = reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()
-                        if item.kind == "sign-in" {
-                            if let token = (try? JSONParser.parse(body))?.object?["session"]?.object?["token"]?.string {
-                                progress.acknowledged.withLock { $0.sessions.append(token) }
+                        let enough = progress.acknowledged.withLock { acknowledged -> Bool in
+                            if item.kind == "sign-in" {
+                                if let token = (try? JSONParser.parse(body))?.object?["session"]?.object?["token"]?.string {
+                                    acknowledged.sessions.append(token)
+                                }
+                            } else {
+                                acknowledged.notifications.append(item.key)
                             }
-                        } else {
-                            progress.acknowledged.withLock { $0.notifications.append(item.key) }
+                            return acknowledged.sessions.count >= 100 && acknowledged.notifications.count >= 100
+                        }
+                        // Mid-stream: the client whose answer makes 100 of each kind kills the
+                        // server while the others' requests are in flight.
+                        if enough, progress.killed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+                            first.signal(SIGKILL)
                         }
                     }
                 }
-            }
-            group.addTask {
-                // Mid-stream: once some of each kind have been answered.
-                while progress.acknowledged.withLock({ $0.sessions.count < 100 || $0.notifications.count < 100 }) {
-                    try await Task.sleep(for: .milliseconds(5))
-                }
-                first.signal(SIGKILL)
-                progress.killed.store(true, ordering: .relaxed)
             }
             try await group.waitForAll()
         }

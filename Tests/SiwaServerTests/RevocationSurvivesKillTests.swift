@@ -39,18 +39,10 @@ import Testing
         simulator.clearCalls()
         let second = try ServerProcess(["serve"], environment: environment, folder: folder)
         let restartedPort = try #require(await second.waitForPort())
-        var revoked = false
-        for _ in 0..<600 where !revoked {
-            try await Task.sleep(for: .milliseconds(100))
-            revoked = simulator.calls.contains { $0.endpoint == "revoke" && $0.parameters["token_type_hint"] == "refresh_token" }
-        }
-        #expect(revoked)
-        var depthZero = false
-        for _ in 0..<100 where !depthZero {
-            try await Task.sleep(for: .milliseconds(100))
-            depthZero = try await HTTPRequest.get(port: restartedPort, path: "/metrics").contains("siwa_revocation_queue_depth 0")
-        }
-        #expect(depthZero)
+        #expect(try await eventually(within: .seconds(60)) {
+            simulator.calls.contains { $0.endpoint == "revoke" && $0.parameters["token_type_hint"] == "refresh_token" }
+        })
+        #expect(try await eventually { try await HTTPRequest.get(port: restartedPort, path: "/metrics").contains("siwa_revocation_queue_depth 0") })
         second.signal(SIGTERM)
         #expect(await second.wait(seconds: 30) == 0)
         await simulator.stop()

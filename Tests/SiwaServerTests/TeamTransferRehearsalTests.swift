@@ -96,16 +96,18 @@ struct TeamTransferRehearsalTests {
         let users = try await Self.seed(1000, database: databaseA, simulator: simulator, folder: folder)
         let environmentA = Self.environmentA(simulator, database: databaseA)
 
-        // Team A exports, and is interrupted half-way: Apple takes its time over the 501st user,
-        // so the Ctrl-C lands while that call is in flight. A thread of its own watches for the
-        // call and sends the signal: a task could wait seconds for its turn on the pool.
-        simulator.injectFault(SimulatorFault(endpoint: .userMigrationInfo, delayMilliseconds: 2_500, count: 1, after: 500))
+        // Team A exports, and is interrupted half-way: Apple holds the 501st user's call until
+        // the command has taken the Ctrl-C (it says so), so the signal lands while that call is
+        // in flight however slowly either process runs.
+        let hold = SimulatorHold()
+        defer { hold.open() }
+        simulator.injectFault(SimulatorFault(endpoint: .userMigrationInfo, count: 1, after: 500, hold: hold))
         let first = try ServerProcess(["transfer", "export", "--target", Self.teamB, "--out", csv, "--rate", "1000"], environment: environmentA, folder: folder)
-        try await onOwnThread("interrupter") {
-            let deadline = Date().addingTimeInterval(60)
-            while Self.exportCalls(simulator).count <= 500, first.isRunning, Date() < deadline { usleep(1_000) }
-            first.signal(SIGINT)
-        }
+        #expect(try await eventually(within: .seconds(60)) { hold.holding == 1 || !first.isRunning }, "\(first.stderrText)")
+        #expect(Self.exportCalls(simulator).count == 501)
+        first.signal(SIGINT)
+        #expect(try await eventually { first.stderrText.contains("stopping after the current user") || !first.isRunning }, "\(first.stderrText)")
+        hold.open()
         #expect(await first.wait(seconds: 60) == 130, "\(first.stderrText)")
         #expect(first.stderrText.contains("interrupted; what is done is kept"), "\(first.stderrText)")
         // Stopped after the current user: the slow one was finished and kept, nobody after it.

@@ -48,11 +48,7 @@ struct CacheNotListening: Error {}
 /// while its listener listens, and the listener connects on a thread of its own after `open`.
 func cacheReady(_ store: Store) async throws {
     guard case .notified(let cache) = store.sessions.caching else { return }
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !cache.isListening {
-        guard ContinuousClock.now < deadline else { throw CacheNotListening() }
-        try await Task.sleep(for: .milliseconds(5))
-    }
+    guard try await eventually({ cache.isListening }) else { throw CacheNotListening() }
 }
 
 /// The webhook outbox's bodies, oldest first.

@@ -3,6 +3,7 @@ import PostgreSQL
 @testable import Store
 import Synchronization
 import Testing
+import TestSupport
 
 /// The store's session cache (SQLite: checked against the engine's change tracker;
 /// PostgreSQL: dropped on NOTIFY): repeated authentication is served from memory, and every
@@ -139,8 +140,7 @@ import Testing
             let hash = try #require(TokenHash(token: Substring(session.token), decodedCount: 32))
             /// Waits until the write's marker is heard (serving again) or the entry is gone.
             func kept() async throws -> Bool {
-                let deadline = ContinuousClock.now + .seconds(10)
-                while cache.lookup(hash) == nil, cache.count > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+                _ = try await eventually { cache.lookup(hash) != nil || cache.count == 0 }
                 return cache.lookup(hash) != nil
             }
             _ = try await store.sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600)
@@ -176,9 +176,7 @@ import Testing
             let userID = try await makeUser(store)
             let session = try await store.sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
             let hash = try #require(TokenHash(token: Substring(session.token), decodedCount: 32))
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !heard.withLock({ $0.listening }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-            #expect(heard.withLock { $0.listening })
+            #expect(try await eventually { heard.withLock { $0.listening } })
             _ = try await store.sessions.authenticate(token: session.token, now: 1_001, idleTTL: 600)
             #expect(cache.lookup(hash) != nil)
 
@@ -190,9 +188,7 @@ import Testing
             let probe = try PostgresConnection(url)
             defer { probe.close() }
             try probe.execute("NOTIFY \(NotifiedSessionCache.channel), 'x:end'")
-            while heard.withLock({ $0.payloads.last != "x:end" }), ContinuousClock.now < deadline + .seconds(10) {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            _ = try await eventually { heard.withLock { $0.payloads.last == "x:end" } }
             // The claim and the last-seen batch sent nothing; the session's change its own
             // notification, then one marker.
             let payloads = heard.withLock { $0.payloads }

@@ -1,6 +1,7 @@
 import Glibc
 import SystemThread
 import Testing
+import TestSupport
 
 /// Runs `body` on a thread of its own, so blocking in it never holds a thread of Swift's
 /// cooperative pool.
@@ -33,12 +34,14 @@ final class Box: @unchecked Sendable {
         let waiter = Task {
             try await onThread {
                 box.condition.withLock {
+                    box.waiting += 1
                     while box.value == 0 { box.condition.wait() }
                     return box.value
                 }
             }
         }
-        try await Task.sleep(for: .milliseconds(50))
+        // Counted under the lock, which the waiter lets go only inside wait(): seen, it waits.
+        #expect(try await eventually { box.condition.withLock { box.waiting } == 1 })
         box.condition.withLock {
             box.value = 7
             box.condition.signal()
@@ -59,7 +62,7 @@ final class Box: @unchecked Sendable {
                 }
             }
         }
-        while box.condition.withLock({ box.waiting }) < 3 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await eventually { box.condition.withLock { box.waiting } == 3 })
         box.condition.withLock {
             box.value = 1
             box.condition.broadcast()
@@ -91,7 +94,7 @@ final class Box: @unchecked Sendable {
                 }
             }
         }
-        while box.condition.withLock({ box.value }) != 1 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await eventually { box.condition.withLock { box.value } == 1 })
         box.condition.withLock {
             box.value = 2
             box.condition.signal()

@@ -74,12 +74,12 @@ public final class Nginx: Sendable {
     }
 
     private func waitUntilListening() async throws {
-        for _ in 0..<400 {
+        for _ in 0..<2400 {  // a bound on failure, generous for a loaded machine
             guard child.isRunning else { throw Failure(description: "nginx exited: \(child.stderrText) \(errorLog)") }
             if Self.accepts(port) { return }
             try await Task.sleep(for: .milliseconds(25))
         }
-        throw Failure(description: "nginx did not listen on \(port) within 10 s: \(errorLog)")
+        throw Failure(description: "nginx did not listen on \(port) within 60 s: \(errorLog)")
     }
 
     private static func accepts(_ port: UInt16) -> Bool {

@@ -41,6 +41,7 @@ final class FaultInjector: Sendable {
     ) async -> HTTPResponse {
         guard let fault = take(endpoint) else { return await handler(request) }
         if fault.delayMilliseconds > 0 { try? await Task.sleep(for: .milliseconds(fault.delayMilliseconds)) }
+        if let hold = fault.hold { await hold.wait() }
         switch fault.body {
         case .garbage?:
             return HTTPResponse(

@@ -27,10 +27,12 @@ public struct SimulatorFault: Sendable, Equatable {
     public var body: Body?
     /// The `error` code of the Apple-like error body; defaults by status.
     public var error: String?
+    /// Holds each call (after its delay) until the test opens it; in process only.
+    public var hold: SimulatorHold?
 
     public init(
         endpoint: Endpoint, status: Int? = nil, delayMilliseconds: Int = 0, count: Int = 1, after: Int = 0, body: Body? = nil,
-        error: String? = nil
+        error: String? = nil, hold: SimulatorHold? = nil
     ) {
         self.endpoint = endpoint
         self.status = status
@@ -39,6 +41,7 @@ public struct SimulatorFault: Sendable, Equatable {
         self.after = after
         self.body = body
         self.error = error
+        self.hold = hold
     }
 
     var json: JSONValue {

@@ -289,6 +289,8 @@ final class ServerContext: Sendable {
         openConnections.withLock { $0.end(client) }
     }
 
+    var openConnectionCount: Int { openConnections.withLock { $0.total } }
+
     /// Takes `bytes` from the shared body budget; false when not enough is left.
     func reserveBodyBytes(_ bytes: Int) -> Bool {
         var left = bodyBudgetLeft.load(ordering: .relaxed)

@@ -51,6 +51,9 @@ public final class HTTPServer: Sendable {
         return memory
     }
 
+    /// Connections accepted and not yet closed (tests wait on it); nil before `start`.
+    var openConnectionCount: Int? { state.withLock { $0.context }?.openConnectionCount }
+
     /// Binds every loop's socket and starts the loops. Throws if the address cannot be bound;
     /// nothing is left open then.
     @discardableResult

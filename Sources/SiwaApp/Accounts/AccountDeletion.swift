@@ -119,6 +119,7 @@ struct Revoker: Sendable {
             if let (count, oldest) = try? await queue.depth() {
                 metrics.revocations.update(depth: count, oldestAge: oldest.map { Swift.max(0, clock() - $0) } ?? 0)
             }
+            metrics.revocations.workerPassed()
             try? await Task.sleep(for: .seconds(1))
         }
     }

@@ -12,7 +12,7 @@ final class AppleServices: Sendable {
     let api: AppleAPI?
 
     init(configuration: Configuration, serverState: ServerState, metrics: Metrics, clocks: Clocks, logger: Logger) throws {
-        http = try HTTPClient(configuration: HTTPClientConfiguration(extraCAFile: configuration.appleCAFile))
+        http = try HTTPClient(configuration: HTTPClientConfiguration(totalTimeout: configuration.appleCallDeadline, extraCAFile: configuration.appleCAFile))
         let appleMetrics = metrics.apple
         keys = KeySetCache(
             url: configuration.appleBaseURL + AppleEndpoint.keys.path, http: http,

@@ -77,6 +77,9 @@ public struct Configuration: Sendable, Equatable {
     /// answered 503 `database_unavailable`; nil is the store's 5 s. Not a configuration key;
     /// tests that hold the lock shorten it.
     public var databaseBusyTimeout: Duration?
+    /// One call to Apple's deadline: SPEC §7's 10 s in all. Not a configuration key; tests
+    /// that hold Apple's answer while they look at the server lengthen it.
+    public var appleCallDeadline: Duration = .seconds(10)
     /// Turns on `/admin/*`: at least 32 characters, compared in constant time.
     public var adminToken: String?
     /// Lifetime of access tokens from `POST /api/token`, at most an hour.

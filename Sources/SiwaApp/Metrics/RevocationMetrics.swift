@@ -4,10 +4,18 @@ import Synchronization
 /// pending for more than a day shows here), refreshed by the queue's worker every second.
 final class RevocationMetrics: Sendable {
     private let state = Mutex<(depth: Int, oldestAge: Int64)>((0, 0))
+    private let passes = Atomic<Int>(0)
 
     func update(depth: Int, oldestAge: Int64) {
         state.withLock { $0 = (depth, oldestAge) }
     }
+
+    /// The worker's passes over the queue so far, each counted once it is over: a test that
+    /// must see what the worker does (or does not do) at a given time waits for the next one
+    /// instead of sleeping. Not exported.
+    var workerPasses: Int { passes.load(ordering: .acquiring) }
+
+    func workerPassed() { passes.add(1, ordering: .releasing) }
 
     func render(into output: inout String) {
         let snapshot = state.withLock { $0 }
