@@ -192,6 +192,8 @@ enum Pages {
             content = """
                 <section class="card">
                 <p>Press the button to confirm that this email address is yours.</p>
+                <p class="muted">If you did not create an account with this address, leave this page: the button
+                would confirm someone else's account.</p>
                 <form id="verify-form" class="stack" method="post" action="/auth/email/verify">\(csrfField(csrf))
                 <input type="hidden" name="code" value="\(HTMLText.escape(code ?? ""))">
                 <button id="verify" type="submit">Verify my email address</button>
