@@ -10,6 +10,7 @@
 //       -> JOSE (JWS, Apple's token rules, client secret) -> JSON, OpenSSLCrypto -> COpenSSL
 //       -> AppleClient (JWKS cache, Apple's REST endpoints) -> HTTPClient (HTTPS) -> TLS
 //   AppleSimulator (apple-sim: Apple's endpoints offline) -> HTTPServer, JOSE, HTTPClient, TLS
+//   MailTemplates (the messages in English and Korean, embedded template files; the Language of pages and mail): imports nothing
 //   SMTP (mail: smtp_url, MIME messages, sessions over STARTTLS or TLS; for the mail outbox) -> TLS
 //   TLS (OpenSSL's TLS on sockets, connecting with deadlines, throwaway CAs) -> OpenSSLCrypto -> COpenSSL
 // Beneath them, for whichever layers need them (one copy of each small helper):
@@ -63,6 +64,8 @@ let package = Package(
         // The SMTP client: parses smtp_url, builds MIME messages, sends them over one kept
         // connection; no Foundation. Above it, later, the mail outbox in SiwaApp.
         .target(name: "SMTP", dependencies: ["TLS", "COpenSSL", "SystemThread", "WireFormat"], swiftSettings: strict),
+        // The messages' words (en, ko) as template files embedded in the binary.
+        .target(name: "MailTemplates", resources: [.embedInCode("Templates")], swiftSettings: strict),
         .target(name: "AppleClient", dependencies: ["HTTPClient", "JOSE", "JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .target(
             name: "AppleSimulator",
@@ -111,6 +114,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "COpenSSL", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TLS", "HTTPServer", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
+        .testTarget(name: "MailTemplatesTests", dependencies: ["MailTemplates"], swiftSettings: strict),
         .testTarget(name: "SMTPTests", dependencies: ["SMTP", "TLS", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "AppleClientTests", dependencies: ["AppleClient", "AppleSimulator", "HTTPClient", "JOSE", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "AppleSimulatorTests", dependencies: ["AppleSimulator", "HTTPClient", "HTTPServer", "JOSE", "JSON", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
