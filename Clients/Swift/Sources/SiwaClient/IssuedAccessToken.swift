@@ -13,19 +13,11 @@ struct IssuedAccessToken: Sendable {
         let expiresIn: Int
     }
 
-    /// The JWT's own `exp` when it can be read, else the answer's `expires_in` from `now`.
-    init(_ answer: Answer, sessionToken: String, now: Date) {
+    /// Its life is counted from `expires_in` on this device's clock, not from the JWT's `exp`: a
+    /// phone whose clock is minutes off would otherwise send expired tokens, or never reuse one.
+    init(_ answer: Answer, sessionToken: String, receivedAt now: Date) {
         token = answer.accessToken
         self.sessionToken = sessionToken
-        expiresAt = Self.expiry(of: answer.accessToken) ?? now.addingTimeInterval(TimeInterval(answer.expiresIn))
-    }
-
-    static func expiry(of jwt: String) -> Date? {
-        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
-            let claims = try? JSONDecoder().decode([String: JSONValue].self, from: payload),
-            case .number(let exp) = claims["exp"]
-        else { return nil }
-        return Date(timeIntervalSince1970: exp)
+        expiresAt = now.addingTimeInterval(TimeInterval(answer.expiresIn))
     }
 }

@@ -276,7 +276,7 @@ public actor SiwaClient {
 
     // MARK: Access tokens
 
-    /// A JWT for the team's own services, reused until `accessTokenMargin` before its `exp`.
+    /// A JWT for the team's own services, reused until `accessTokenMargin` before it expires.
     public func accessToken() async throws -> String {
         let session = try await requireSession()
         if let cached = cachedAccessToken, cached.sessionToken == session.token,
@@ -285,7 +285,7 @@ public actor SiwaClient {
             return cached.token
         }
         let answer = try decode(IssuedAccessToken.Answer.self, from: try await call("POST", "/api/token", session: session, expect: [200]))
-        let issued = IssuedAccessToken(answer, sessionToken: session.token, now: now())
+        let issued = IssuedAccessToken(answer, sessionToken: session.token, receivedAt: now())
         cachedAccessToken = issued
         return issued.token
     }

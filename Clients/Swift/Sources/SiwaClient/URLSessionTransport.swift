@@ -5,7 +5,8 @@ import FoundationNetworking
 #endif
 
 /// The transport over `URLSession`: an ephemeral session with no cookie storage and no cache,
-/// because the session token travels as a bearer header and must not be kept anywhere else.
+/// because the session token travels as a bearer header and must not be kept anywhere else. A
+/// redirect is an answer, never followed: the bearer token goes to the server's own URL only.
 public struct URLSessionTransport: HTTPTransport {
     private let session: URLSession
 
@@ -16,7 +17,7 @@ public struct URLSessionTransport: HTTPTransport {
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.timeoutIntervalForRequest = timeout
-        session = URLSession(configuration: configuration)
+        session = URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
     }
 
     public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
@@ -33,5 +34,15 @@ public struct URLSessionTransport: HTTPTransport {
             if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
         }
         return HTTPTransportResponse(status: http.statusCode, headers: headers, body: data)
+    }
+}
+
+/// Hands a 3xx back as the answer instead of following it.
+private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }
