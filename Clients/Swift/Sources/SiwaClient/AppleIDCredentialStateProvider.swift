@@ -8,7 +8,11 @@ public struct AppleIDCredentialStateProvider: CredentialStateProvider {
     public init() {}
 
     public func credentialState(forUserID userID: String) async throws -> AppleCredentialState {
-        let state = try await ASAuthorizationAppleIDProvider().credentialState(forUserID: userID)
+        let state: ASAuthorizationAppleIDProvider.CredentialState = try await withCheckedThrowingContinuation { continuation in
+            ASAuthorizationAppleIDProvider().getCredentialState(forUserID: userID) { state, error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: state) }
+            }
+        }
         switch state {
         case .authorized: return .authorized
         case .revoked: return .revoked
