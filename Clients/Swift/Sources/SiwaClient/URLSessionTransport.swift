@@ -7,7 +7,7 @@ import FoundationNetworking
 /// The transport over `URLSession`: an ephemeral session with no cookie storage and no cache,
 /// because the session token travels as a bearer header and must not be kept anywhere else. A
 /// redirect is an answer, never followed: the bearer token goes to the server's own URL only.
-public struct URLSessionTransport: HTTPTransport {
+public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
 
     public init(timeout: TimeInterval = 30) {
@@ -18,6 +18,11 @@ public struct URLSessionTransport: HTTPTransport {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.timeoutIntervalForRequest = timeout
         session = URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
+    }
+
+    // A session holds its delegate until it is invalidated.
+    deinit {
+        session.finishTasksAndInvalidate()
     }
 
     public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
