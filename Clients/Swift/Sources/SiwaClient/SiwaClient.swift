@@ -15,6 +15,7 @@ public actor SiwaClient {
     let accessTokenMargin: TimeInterval
     let now: @Sendable () -> Date
     var cachedAccessToken: IssuedAccessToken?
+    var accessTokenFetch: (sessionToken: String, task: Task<IssuedAccessToken, any Error>)?
 
     /// - Parameters:
     ///   - baseURL: the server's public URL (`public_url`).
@@ -277,6 +278,7 @@ public actor SiwaClient {
     // MARK: Access tokens
 
     /// A JWT for the team's own services, reused until `accessTokenMargin` before it expires.
+    /// Calls made while one is being fetched wait for that one.
     public func accessToken() async throws -> String {
         let session = try await requireSession()
         if let cached = cachedAccessToken, cached.sessionToken == session.token,
@@ -284,10 +286,19 @@ public actor SiwaClient {
         {
             return cached.token
         }
-        let answer = try decode(IssuedAccessToken.Answer.self, from: try await call("POST", "/api/token", session: session, expect: [200]))
-        let issued = IssuedAccessToken(answer, sessionToken: session.token, receivedAt: now())
-        cachedAccessToken = issued
+        if let fetch = accessTokenFetch, fetch.sessionToken == session.token { return try await fetch.task.value.token }
+        let task = Task { try await self.fetchAccessToken(for: session) }
+        accessTokenFetch = (session.token, task)
+        defer { if accessTokenFetch?.sessionToken == session.token { accessTokenFetch = nil } }
+        let issued = try await task.value
+        // Kept only while the session it was issued for is still the stored one.
+        if try await loadState().session?.token == session.token { cachedAccessToken = issued }
         return issued.token
+    }
+
+    private func fetchAccessToken(for session: StoredSession) async throws -> IssuedAccessToken {
+        let answer = try decode(IssuedAccessToken.Answer.self, from: try await call("POST", "/api/token", session: session, expect: [200]))
+        return IssuedAccessToken(answer, sessionToken: session.token, receivedAt: now())
     }
 
     // MARK: Apple's credential state

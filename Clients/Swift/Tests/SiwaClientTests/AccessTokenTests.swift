@@ -38,6 +38,20 @@ import Testing
         await #expect(throws: SiwaError.notSignedIn) { try await client.accessToken() }
     }
 
+    @Test func callsAtTheSameTimeShareOneToken() async throws {
+        let server = try await TestServer.shared.value
+        let client = server.client()
+        let nonce = AppleNonce()
+        try await client.signIn(with: try await server.credential(sub: TestServer.newSub(), nonce: nonce), nonce: nonce.raw)
+
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<8 { group.addTask { try await client.accessToken() } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(tokens.count == 1)
+        #expect(try await client.accessToken() == tokens.first)
+    }
+
     private static func claims(_ jwt: String) -> [String: Any]? {
         let parts = jwt.split(separator: ".")
         guard parts.count == 3 else { return nil }
