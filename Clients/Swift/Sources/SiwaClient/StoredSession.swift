@@ -1,7 +1,7 @@
 import Foundation
 
 /// The session a store keeps: the bearer token and who it belongs to.
-public struct StoredSession: Sendable, Hashable, Codable {
+public struct StoredSession: Sendable, Hashable, Codable, CustomStringConvertible, CustomDebugStringConvertible {
     /// A secret: the store must keep it where only this app can read it.
     public var token: String
     public var expiresAt: Date
@@ -15,4 +15,8 @@ public struct StoredSession: Sendable, Hashable, Codable {
         self.userID = userID
         self.appleUserID = appleUserID
     }
+
+    /// Without the token: a session printed to a log does not give it away.
+    public var description: String { "StoredSession(userID: \(userID), expiresAt: \(expiresAt), token: <redacted>)" }
+    public var debugDescription: String { description }
 }
