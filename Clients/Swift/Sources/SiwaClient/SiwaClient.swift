@@ -247,22 +247,20 @@ public actor SiwaClient {
     /// Ends this session on the server and forgets it here. It is forgotten whatever the server
     /// answers; an error means the server may hold it until it expires.
     public func signOut() async throws {
-        var state = try await loadState()
-        guard let session = state.session else { return }
-        defer { cachedAccessToken = nil }
+        guard let session = try await loadState().session else { return }
+        var failure: (any Error)?
         do {
             _ = try await call("POST", "/api/logout", session: session, expect: [204])
         } catch SiwaError.server(_, .unauthenticated, _, _) {
             // Already ended on the server: nothing left to end.
         } catch {
-            state = try await loadState()
-            if state.session?.token == session.token { state.session = nil }
-            try await save(state)
-            throw error
+            failure = error
         }
-        state = try await loadState()
+        var state = try await loadState()
         if state.session?.token == session.token { state.session = nil }
+        cachedAccessToken = nil
         try await save(state)
+        if let failure { throw failure }
     }
 
     /// Deletes the account: every session ends, the server revokes Apple's tokens; the store is

@@ -64,4 +64,20 @@ import Testing
         // Signing out twice is not an error.
         try await client.signOut()
     }
+
+    @Test func signingOutOfflineForgetsTheSessionAndSaysTheServerWasNotReached() async throws {
+        let server = try await TestServer.shared.value
+        let store = MemorySessionStore()
+        let nonce = AppleNonce()
+        let signedIn = try await server.client(store: store)
+            .signIn(with: try await server.credential(sub: TestServer.newSub(), nonce: nonce), nonce: nonce.raw)
+        let offline = SiwaClient(baseURL: URL(string: "http://127.0.0.1:\(try unusedPort())")!, store: store)
+
+        let error = await #expect(throws: SiwaError.self) { try await offline.signOut() }
+
+        #expect(error.map { if case .transport = $0 { true } else { false } } == true)
+        #expect(await store.load().session == nil)
+        // The server still holds it until it expires, as the error says.
+        #expect(try await server.status("GET", "api/me", token: signedIn.session.token) == 200)
+    }
 }
