@@ -57,9 +57,9 @@ extension SiwaClient {
     ) async throws -> HTTPTransportResponse {
         var text = baseURL.absoluteString
         while text.hasSuffix("/") { text.removeLast() }
-        guard var components = URLComponents(string: text + path) else { throw SiwaError.transport("bad base URL") }
+        guard var components = URLComponents(string: text + path) else { throw SiwaError.invalidInput("the base URL \(text) makes no request URL") }
         if !query.isEmpty { components.queryItems = query }
-        guard let url = components.url else { throw SiwaError.transport("bad base URL") }
+        guard let url = components.url else { throw SiwaError.invalidInput("the base URL \(text) makes no request URL") }
         var headers = ["Accept": "application/json"]
         var data: Data?
         if let body {

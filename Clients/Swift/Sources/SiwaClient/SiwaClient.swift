@@ -144,7 +144,7 @@ public actor SiwaClient {
     @discardableResult
     public func exchange(callbackURL: URL, signIn: ReturnToAppSignIn) async throws -> SignInResult {
         guard let code = signIn.code(in: callbackURL) else {
-            throw SiwaError.unexpectedResponse(status: 0, reason: "the return URL carries no code")
+            throw SiwaError.invalidInput("the return URL carries no code of this sign-in")
         }
         return try await exchange(code: code, verifier: signIn.verifier)
     }

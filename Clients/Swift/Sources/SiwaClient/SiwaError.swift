@@ -10,6 +10,9 @@ public enum SiwaError: Error, Sendable, Hashable, CustomStringConvertible {
     case unexpectedResponse(status: Int, reason: String)
     /// The call needs a session and the store holds none.
     case notSignedIn
+    /// What the app passed cannot be used (a return URL without a code, a base URL that makes
+    /// no request URL); nothing was sent.
+    case invalidInput(String)
     /// The session store could not be read or written.
     case store(String)
 
@@ -24,6 +27,7 @@ public enum SiwaError: Error, Sendable, Hashable, CustomStringConvertible {
         case .transport(let reason): "the server could not be reached: \(reason)"
         case .unexpectedResponse(let status, let reason): "unexpected answer (\(status)): \(reason)"
         case .notSignedIn: "not signed in"
+        case .invalidInput(let reason): "invalid input: \(reason)"
         case .store(let reason): "the session store failed: \(reason)"
         }
     }

@@ -36,6 +36,18 @@ import Testing
         #expect(try await client.session == nil)
     }
 
+    @Test func aReturnURLWithoutACodeIsRefusedBeforeAnythingIsSent() async throws {
+        let store = MemorySessionStore()
+        // Nothing listens at this address: a request would fail as .transport, not .invalidInput.
+        let client = SiwaClient(baseURL: URL(string: "http://127.0.0.1:\(try unusedPort())")!, store: store)
+        let signIn = client.returnToAppSignIn(returnTo: URL(string: "com.example.app:/signed-in")!)
+        for callback in ["com.example.app:/signed-in", "com.example.app:/signed-in?code=", "https://evil.example/signed-in?code=abc"] {
+            let error = await #expect(throws: SiwaError.self) { try await client.exchange(callbackURL: URL(string: callback)!, signIn: signIn) }
+            #expect(error.map { if case .invalidInput = $0 { true } else { false } } == true, "\(callback)")
+        }
+        #expect(await store.load() == SiwaClientState())
+    }
+
     /// The browser's part: opens the login URL, lets "Apple" answer the callback with a code and
     /// token for the web client, and returns the URL the server sends the browser back to.
     static func browse(_ signIn: ReturnToAppSignIn, server: TestServer, sub: String) async throws -> URL {
