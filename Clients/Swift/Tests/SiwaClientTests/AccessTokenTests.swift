@@ -7,8 +7,7 @@ import Testing
         let server = try await TestServer.shared.value
         let clock = HeldClock()
         let client = server.client(now: { clock.now })
-        let nonce = AppleNonce()
-        let signedIn = try await client.signIn(with: try await server.credential(sub: TestServer.newSub(), nonce: nonce), nonce: nonce.raw)
+        let signedIn = try await server.signIn(client)
 
         let first = try await client.accessToken()
         let claims = try #require(Self.claims(first))
@@ -29,8 +28,7 @@ import Testing
         #expect(Self.claims(second)?["sub"] as? String == signedIn.user.id)
 
         // A new session never reuses another session's token.
-        let again = AppleNonce()
-        try await client.signIn(with: try await server.credential(sub: signedIn.user.appleSub!, nonce: again), nonce: again.raw)
+        try await server.signIn(client, sub: signedIn.user.appleSub!)
         let third = try await client.accessToken()
         #expect(third != second)
 
@@ -41,8 +39,7 @@ import Testing
     @Test func callsAtTheSameTimeShareOneToken() async throws {
         let server = try await TestServer.shared.value
         let client = server.client()
-        let nonce = AppleNonce()
-        try await client.signIn(with: try await server.credential(sub: TestServer.newSub(), nonce: nonce), nonce: nonce.raw)
+        try await server.signIn(client)
 
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<8 { group.addTask { try await client.accessToken() } }

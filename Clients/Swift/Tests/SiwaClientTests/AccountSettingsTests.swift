@@ -13,8 +13,7 @@ import Testing
     @Test func theLanguageCanBeChanged() async throws {
         let server = try await TestServer.shared.value
         let client = server.client()
-        let nonce = AppleNonce()
-        try await client.signIn(with: try await server.credential(sub: TestServer.newSub(), nonce: nonce), nonce: nonce.raw)
+        try await server.signIn(client)
         let user: User
         do {
             user = try await client.updateAccount(locale: "ko")
@@ -30,8 +29,7 @@ import Testing
     @Test func theActivityListsTheSignIn() async throws {
         let server = try await TestServer.shared.value
         let client = server.client()
-        let nonce = AppleNonce()
-        let signedIn = try await client.signIn(with: try await server.credential(sub: TestServer.newSub(), nonce: nonce), nonce: nonce.raw)
+        let signedIn = try await server.signIn(client)
         let page: ActivityPage
         do {
             page = try await client.activity(limit: 10)

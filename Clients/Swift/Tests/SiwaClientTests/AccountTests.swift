@@ -12,8 +12,7 @@ import Testing
         let signedIn = try await client.signIn(
             with: try await server.credential(sub: sub, nonce: nonce, fullName: PersonName(given: "Alan", family: "Turing")), nonce: nonce.raw)
         let elsewhere = server.client()
-        let second = AppleNonce()
-        let otherDevice = try await elsewhere.signIn(with: try await server.credential(sub: sub, nonce: second), nonce: second.raw)
+        let otherDevice = try await server.signIn(elsewhere, sub: sub)
 
         let deletion = try await client.deleteAccount()
 
@@ -24,8 +23,7 @@ import Testing
         #expect(try await server.status("GET", "api/me", token: otherDevice.session.token) == 401)
 
         // Signing in again later makes a fresh account.
-        let again = AppleNonce()
-        let fresh = try await client.signIn(with: try await server.credential(sub: sub, nonce: again), nonce: again.raw)
+        let fresh = try await server.signIn(client, sub: sub)
         #expect(fresh.created)
         #expect(fresh.user.id != signedIn.user.id)
         #expect(fresh.user.name == nil)

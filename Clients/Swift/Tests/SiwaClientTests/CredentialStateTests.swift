@@ -10,8 +10,7 @@ import Testing
         let store = MemorySessionStore()
         let client = server.client(store: store, provider: provider)
         let sub = TestServer.newSub()
-        let nonce = AppleNonce()
-        let signedIn = try await client.signIn(with: try await server.credential(sub: sub, nonce: nonce), nonce: nonce.raw)
+        let signedIn = try await server.signIn(client, sub: sub)
 
         provider.set(.authorized, for: sub)
         #expect(try await client.checkCredentialState() == .authorized)
@@ -35,8 +34,7 @@ import Testing
         let watcher = client.watchCredentialRevocations()
         defer { watcher.cancel() }
         let sub = TestServer.newSub()
-        let nonce = AppleNonce()
-        let signedIn = try await client.signIn(with: try await server.credential(sub: sub, nonce: nonce), nonce: nonce.raw)
+        let signedIn = try await server.signIn(client, sub: sub)
 
         provider.set(.notFound, for: sub)
         provider.postRevocation()
@@ -61,11 +59,9 @@ import Testing
     @Test func aSessionTheServerEndedIsForgotten() async throws {
         let server = try await TestServer.shared.value
         let client = server.client()
-        let nonce = AppleNonce()
-        let signedIn = try await client.signIn(with: try await server.credential(sub: TestServer.newSub(), nonce: nonce), nonce: nonce.raw)
+        let signedIn = try await server.signIn(client)
         let other = server.client()
-        let otherNonce = AppleNonce()
-        try await other.signIn(with: try await server.credential(sub: signedIn.user.appleSub!, nonce: otherNonce), nonce: otherNonce.raw)
+        try await server.signIn(other, sub: signedIn.user.appleSub!)
         let mine = try #require(try await client.sessions().first { $0.current })
         try await other.endSession(id: mine.id)
 

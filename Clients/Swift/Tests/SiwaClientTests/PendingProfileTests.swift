@@ -28,8 +28,7 @@ import Darwin
 
         // The app launches again and Apple's next credential has no name; the kept one goes with it.
         let client = server.client(store: store)
-        let next = AppleNonce()
-        let result = try await client.signIn(with: try await server.credential(sub: sub, nonce: next), nonce: next.raw)
+        let result = try await server.signIn(client, sub: sub)
 
         #expect(result.created)
         #expect(result.user.name == name)
@@ -52,13 +51,11 @@ import Darwin
         #expect(await store.load().pendingProfile?.name == name)
 
         // Another Apple ID's sign-in does not carry it.
-        let other = AppleNonce()
-        let stranger = try await client.signIn(with: try await server.credential(sub: TestServer.newSub(), nonce: other), nonce: other.raw)
+        let stranger = try await server.signIn(client)
         #expect(stranger.user.name == nil)
         #expect(await store.load().pendingProfile?.appleUserID == sub)
 
-        let next = AppleNonce()
-        let result = try await client.signIn(with: try await server.credential(sub: sub, nonce: next), nonce: next.raw)
+        let result = try await server.signIn(client, sub: sub)
         #expect(result.user.name == name)
         #expect(await store.load().pendingProfile == nil)
     }

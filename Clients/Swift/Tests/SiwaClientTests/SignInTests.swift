@@ -29,8 +29,7 @@ import Testing
         #expect(sessions.first?.deviceName == "Test iPhone")
 
         // The next authorization carries no name (Apple gives it once): the account keeps it.
-        let again = AppleNonce()
-        let second = try await client.signIn(with: try await server.credential(sub: sub, nonce: again), nonce: again.raw)
+        let second = try await server.signIn(client, sub: sub)
         #expect(!second.created)
         #expect(second.user.id == result.user.id)
         #expect(second.user.name == PersonName(given: "Ada", family: "Lovelace"))
@@ -52,8 +51,7 @@ import Testing
     @Test func signOutEndsTheSessionOnTheServer() async throws {
         let server = try await TestServer.shared.value
         let client = server.client()
-        let nonce = AppleNonce()
-        let result = try await client.signIn(with: try await server.credential(sub: TestServer.newSub(), nonce: nonce), nonce: nonce.raw)
+        let result = try await server.signIn(client)
         #expect(try await server.status("GET", "api/me", token: result.session.token) == 200)
 
         try await client.signOut()

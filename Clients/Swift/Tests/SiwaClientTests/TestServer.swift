@@ -120,6 +120,13 @@ final class TestServer: Sendable {
         return AppleCredential(user: sub, identityToken: token, authorizationCode: code, fullName: fullName, email: email, realUserStatus: .likelyReal)
     }
 
+    /// `client` signs in with a fresh authorization of `sub` (no name: not a first one).
+    @discardableResult
+    func signIn(_ client: SiwaClient, sub: String = TestServer.newSub()) async throws -> SignInResult {
+        let nonce = AppleNonce()
+        return try await client.signIn(with: try await credential(sub: sub, nonce: nonce), nonce: nonce.raw)
+    }
+
     /// The status the server gives `path` for `token`, asked without the client.
     func status(_ method: String, _ path: String, token: String) async throws -> Int {
         try await Self.raw(method, baseURL.appendingPathComponent(path), headers: ["Authorization": "Bearer \(token)"]).status
