@@ -25,6 +25,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Port of the web server on localhost.")
     var port: UInt16 = 8080
 
+    @Option(help: "Web apps on other origins that may call /api/* from a browser (cors_origins, comma-separated).")
+    var corsOrigins: String?
+
     func run() async throws {
         let isTerminal = isatty(1) != 0
         let format: LogFormat = isTerminal ? .text : .json
@@ -41,7 +44,7 @@ struct DemoCommand: AsyncParsableCommand {
             try simulator.start()
             let publicURL = "http://localhost:\(port)"
             // Validated exactly as a configuration file would be.
-            let configuration = try Configuration(settings: [
+            var settings = [
                 "listen": "127.0.0.1:\(port)", "public_url": publicURL, "database": folder + "/siwa.sqlite3",
                 "apple_base_url": simulator.baseURL, "team_id": simulator.teamID, "key_id": simulator.keyID,
                 "private_key": simulator.developerKeyPEM, "client_ids": "com.example.app,com.example.web",
@@ -50,9 +53,15 @@ struct DemoCommand: AsyncParsableCommand {
                 // Webhook events go to the demo's own receiver, which shows them in the browser.
                 "webhook_url": "http://127.0.0.1:\(port)\(DemoWebhookReceiver.path)",
                 "webhook_secret": "whsec_" + Base64.standard.encode(SecureRandom.bytes(32)),
-            ], isTerminal: isTerminal)
+            ]
+            settings["cors_origins"] = corsOrigins
+            let configuration = try Configuration(settings: settings, isTerminal: isTerminal)
             application = try Application(configuration: configuration, logger: logger, demo: true)
             try application.start()
+        } catch let error as ConfigurationError {
+            // Only --cors-origins comes from the person running the demo; SPEC §2's exit code.
+            LoggingSetup.reportFatal("configuration error: \(error)", format: format)
+            throw ExitCode(2)
         } catch {
             LoggingSetup.reportFatal("demo cannot start: \(error)", format: format)
             throw ExitCode(1)

@@ -45,10 +45,10 @@ def free_port():
 class Demo:
     """`siwa-server demo` as a child process; its banner names the site and the simulator."""
 
-    def __init__(self, server):
+    def __init__(self, server, *arguments):
         self.port = free_port()
         self.process = subprocess.Popen(
-            [server, "demo", "--port", str(self.port)],
+            [server, "demo", "--port", str(self.port), *arguments],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.output = []
         self.simulator_url = None

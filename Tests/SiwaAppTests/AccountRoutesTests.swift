@@ -19,8 +19,8 @@ import Testing
         let harness: ApplicationTests.Harness
         let database: Database
 
-        init() async throws {
-            harness = try ApplicationTests.Harness()
+        init(configure: (inout Configuration) -> Void = { _ in }) async throws {
+            harness = try ApplicationTests.Harness(configure: configure)
             database = try Database(path: harness.application.configuration.database, readers: 1)
         }
 

@@ -322,6 +322,22 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         #expect(config.allowedReturnOrigins == ["https://app.example.com", "http://localhost:3000"])
     }
 
+    @Test func corsOriginsAreOffByDefaultAndKeptInTheFormBrowsersSend() throws {
+        #expect(try load([:]).corsOrigins.isEmpty)
+        let config = try load([
+            "SIWA_CORS_ORIGINS": "https://App.Example.com:443/, http://localhost:3000, http://127.0.0.1:5173, http://[::1]:8000, https://app.example.com",
+        ])
+        #expect(config.corsOrigins == ["https://app.example.com", "http://localhost:3000", "http://127.0.0.1:5173", "http://[::1]:8000"])
+        #expect(config.summary().contains { $0.key == "cors_origins" && $0.value == config.corsOrigins.joined(separator: ",") })
+    }
+
+    @Test func corsOriginsRefuseTheWildcardAndPlainHTTPOffLoopback() {
+        #expect(loadError(["SIWA_CORS_ORIGINS": "https://app.example.com,*"])?.description
+            == #"cors_origins: "*" is not accepted: list each web app's origin (e.g. https://app.example.com)"#)
+        #expect(loadError(["SIWA_CORS_ORIGINS": "http://app.example.com"])?.description
+            == #"cors_origins: "http://app.example.com" must use https (http is allowed only for localhost, 127.0.0.0/8 and [::1])"#)
+    }
+
     @Test(arguments: [
         "http://127.0.0.1:9000", "http://localhost:9000/", "http://[::1]:9000", "http://127.1.2.3",
         "https://example.com", "https://appleid.apple.com/",
@@ -455,6 +471,12 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         .init("allowed_return_origins", "https://app.example.com/path"),
         .init("allowed_return_origins", "app.example.com"),
         .init("allowed_return_origins", "https://a.example.com,,https://b.example.com"),
+        .init("cors_origins", "*"),
+        .init("cors_origins", "http://app.example.com"),
+        .init("cors_origins", "http://10.0.0.5:3000"),
+        .init("cors_origins", "https://app.example.com/app"),
+        .init("cors_origins", "app.example.com"),
+        .init("cors_origins", "https://app.example.com,,https://b.example.com"),
         .init("trusted_proxies", "10.0.0.0/33"),
         .init("trusted_proxies", "::1/129"),
         .init("trusted_proxies", "banana"),

@@ -1,6 +1,6 @@
 /// The usual responder: a `Router` finds the handler, an error renderer turns whatever the
 /// handler throws (and the server's own refusals) into a response, and an observer hears of
-/// every response sent.
+/// every response sent. With a `CrossOriginPolicy`, requests from its origins get CORS.
 public struct RoutingResponder: HTTPResponder {
     /// Renders an error: a handler's (with its request) or an `HTTPRefusal` (the request is
     /// nil when the connection refused it before it was whole).
@@ -9,14 +9,28 @@ public struct RoutingResponder: HTTPResponder {
     public let router: Router
     private let renderError: ErrorRenderer
     private let observer: (any HTTPServerObserver)?
+    private let crossOrigin: CrossOriginPolicy?
 
-    public init(router: Router, observer: (any HTTPServerObserver)? = nil, renderError: @escaping ErrorRenderer = Self.plainText) {
+    public init(
+        router: Router, observer: (any HTTPServerObserver)? = nil, crossOrigin: CrossOriginPolicy? = nil,
+        renderError: @escaping ErrorRenderer = Self.plainText
+    ) {
         self.router = router
         self.observer = observer
+        self.crossOrigin = crossOrigin
         self.renderError = renderError
     }
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        // Without a policy (or without a listed Origin) a request costs no more than routing.
+        guard let crossOrigin, let origin = crossOrigin.allowedOrigin(of: request) else { return await route(request) }
+        if request.method == .options { return crossOrigin.preflight(for: origin) }
+        var response = await route(request)
+        crossOrigin.allow(origin, on: &response)
+        return response
+    }
+
+    private func route(_ request: HTTPRequest) async -> HTTPResponse {
         switch router.match(method: request.method, path: request.path) {
         case .found(let route, let parameters):
             var request = request

@@ -19,13 +19,16 @@ struct SessionAuthenticator: Sendable {
     let batcher: LastSeenBatcher
     let idleTTL: Int64
     let publicOrigin: String
+    /// `cors_origins`: web apps on other origins whose cookie-authenticated changes are let in.
+    let crossOrigins: Set<String>
     let clock: @Sendable () -> Int64
 
     /// What a cookie-authenticated request must show of where it came from.
     enum OriginCheck: Sendable {
         /// Reads: nothing.
         case notChecked
-        /// `/api/*` changes (SPEC §7): `Origin` equal to `public_url`'s.
+        /// `/api/*` changes (SPEC §7, §15): `Origin` equal to `public_url`'s or listed in
+        /// `cors_origins`.
         case ours
         /// The account page's forms: our origin, or the opaque `null` that browsers send for
         /// every form POST from a page with `Referrer-Policy: no-referrer` (which SPEC requires of
@@ -57,7 +60,7 @@ struct SessionAuthenticator: Sendable {
             let origin = request.headers["Origin"]
             switch check {
             case .notChecked: break
-            case .ours: if origin != publicOrigin { throw Refusal.forbidden }
+            case .ours: if origin != publicOrigin, !(origin.map(crossOrigins.contains) ?? false) { throw Refusal.forbidden }
             case .oursOrOpaque: if origin != publicOrigin, origin != "null" { throw Refusal.forbidden }
             }
         }

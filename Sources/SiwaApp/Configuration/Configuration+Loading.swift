@@ -227,6 +227,9 @@ extension Configuration {
             }
             allowedReturnOrigins = normalized
         }
+        if let origins = try reader.list(.corsOrigins) {
+            corsOrigins = try Self.corsOrigins(origins)
+        }
 
         if let cidrs = try reader.list(.trustedProxies) {
             do {
@@ -334,6 +337,26 @@ extension Configuration {
             }
             allowedReturnSchemes = accepted
         }
+    }
+
+    /// Each listed page may read what a signed-in person's browser gets back, cookie included:
+    /// no wildcard, and plain http only where it never leaves the host.
+    private static func corsOrigins(_ texts: [String]) throws(ConfigurationError) -> [String] {
+        var normalized: [String] = []
+        for text in texts {
+            guard text != "*" else {
+                throw ConfigurationError(.corsOrigins, "\"*\" is not accepted: list each web app's origin (e.g. https://app.example.com)")
+            }
+            let problem = "\(ConfigurationError.quote(text)) is not an origin (scheme://host[:port], no path)"
+            guard let url = try? SettingURL.parse(text), url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil else {
+                throw ConfigurationError(.corsOrigins, problem)
+            }
+            guard url.scheme == "https" || url.isLoopback else {
+                throw ConfigurationError(.corsOrigins, "\(ConfigurationError.quote(text)) must use https (http is allowed only for localhost, 127.0.0.0/8 and [::1])")
+            }
+            if !normalized.contains(url.origin) { normalized.append(url.origin) }
+        }
+        return normalized
     }
 
     private static func url(_ text: String, key: ConfigurationKey) throws(ConfigurationError) -> SettingURL {

@@ -29,6 +29,7 @@ extension Configuration {
             case .refreshValidationInterval:
                 value = refreshValidationInterval == .zero ? "0 (off)" : DurationParser.format(refreshValidationInterval)
             case .allowedReturnOrigins: value = list(allowedReturnOrigins)
+            case .corsOrigins: value = list(corsOrigins)
             case .trustedProxies: value = list(trustedProxies.cidrs)
             case .logFormat: value = logFormat.rawValue
             case .logLevel: value = logLevel.rawValue

@@ -52,6 +52,9 @@ public struct Configuration: Sendable, Equatable {
     public var refreshValidationInterval: Duration
     /// Origins (`scheme://host[:port]`, lower-case, default port dropped) the web flow may return to.
     public var allowedReturnOrigins: [String]
+    /// Web apps on other origins that may call `/api/*` and `/auth/verify` from a browser (CORS),
+    /// in the form browsers send in `Origin`; empty turns CORS off.
+    public var corsOrigins: [String]
     public var trustedProxies: CIDRSet
     public var logFormat: LogFormat
     public var logLevel: Logger.Level
@@ -128,6 +131,7 @@ public struct Configuration: Sendable, Equatable {
         requireNonce = true
         refreshValidationInterval = .seconds(86_400)
         allowedReturnOrigins = ["http://localhost:8080"]
+        corsOrigins = []
         trustedProxies = CIDRSet()
         logFormat = .json
         logLevel = .info

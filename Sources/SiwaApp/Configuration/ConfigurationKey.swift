@@ -18,6 +18,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case requireNonce = "require_nonce"
     case refreshValidationInterval = "refresh_validation_interval"
     case allowedReturnOrigins = "allowed_return_origins"
+    case corsOrigins = "cors_origins"
     case trustedProxies = "trusted_proxies"
     case logFormat = "log_format"
     case logLevel = "log_level"

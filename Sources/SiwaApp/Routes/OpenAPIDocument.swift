@@ -9,6 +9,7 @@ enum OpenAPIDocument {
         "title": "siwa-server",
         "version": "1.0.0",
         "summary": "The server side of Sign in with Apple: identity tokens, sessions, Apple's notifications and the web flow.",
+        "description": "Browsers on the origins of the cors_origins setting may call /api/* and /auth/verify (CORS). For such an Origin, a preflight OPTIONS to those paths is answered 204 with Access-Control-Allow-Origin (that origin), Access-Control-Allow-Credentials: true, Access-Control-Allow-Methods: GET, POST, PUT, PATCH, DELETE, Access-Control-Allow-Headers: Authorization, Content-Type, X-Request-Id, Access-Control-Max-Age: 600 and Vary: Origin; every other response carries Access-Control-Allow-Origin, Access-Control-Allow-Credentials: true, Access-Control-Expose-Headers: X-Request-Id, Retry-After and Vary: Origin. Any other Origin gets no Access-Control-* header.",
         "license": {"name": "Proprietary", "identifier": "LicenseRef-Proprietary"}
       },
       "tags": [
@@ -712,7 +713,7 @@ enum OpenAPIDocument {
       "components": {
         "securitySchemes": {
           "bearer": {"type": "http", "scheme": "bearer", "description": "The session token from a sign-in."},
-          "sessionCookie": {"type": "apiKey", "in": "cookie", "name": "\#(SessionCookies.sessionName)", "description": "The web flow's session cookie. State-changing requests must carry an Origin equal to public_url's origin."},
+          "sessionCookie": {"type": "apiKey", "in": "cookie", "name": "\#(SessionCookies.sessionName)", "description": "The web flow's session cookie. State-changing requests must carry an Origin equal to public_url's origin or listed in cors_origins."},
           "adminToken": {"type": "http", "scheme": "bearer", "description": "The admin_token setting (at least 32 characters), compared in constant time."}
         },
         "parameters": {
@@ -763,7 +764,7 @@ enum OpenAPIDocument {
           },
           "UserNotFound": {"description": "`not_found`: no such user.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
           "InvalidRequest": {"description": "`invalid_request`: error_description says what is wrong; nothing changed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-          "Forbidden": {"description": "`forbidden`: a cookie-authenticated change without this site's Origin.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "Forbidden": {"description": "`forbidden`: a cookie-authenticated change whose Origin is neither this site's nor one of cors_origins.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
           "TooManyRequests": {
             "description": "`too_many_requests`: this client address is past rate_limit; nothing was stored.",
             "headers": {"Retry-After": {"description": "Seconds until the next request is allowed.", "schema": {"type": "integer", "minimum": 1}}},

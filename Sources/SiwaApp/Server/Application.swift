@@ -89,7 +89,8 @@ public final class Application: Sendable {
         lastSeen = store.lastSeenBatcher(interval: LastSeenBatcher.interval(idleTTL: idleTTL), now: clocks.wall())
         wallClock = clocks.wall
         let authenticator = SessionAuthenticator(
-            sessions: sessions, batcher: lastSeen, idleTTL: idleTTL, publicOrigin: configuration.publicOrigin, clock: clocks.wall)
+            sessions: sessions, batcher: lastSeen, idleTTL: idleTTL, publicOrigin: configuration.publicOrigin,
+            crossOrigins: Set(configuration.corsOrigins), clock: clocks.wall)
         metrics.countActiveSessions { try? await sessions.countLive(now: clocks.wall(), idleTTL: idleTTL) }
         housekeeping = Housekeeping(store: store, idleTTL: idleTTL, logger: logger, clock: clocks.wall)
         AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: store.replay, limited: limited)
@@ -199,6 +200,7 @@ public final class Application: Sendable {
             observer: RequestLogObserver(
                 metrics: metrics, trustedProxies: configuration.trustedProxies, level: configuration.logLevel,
                 format: configuration.logFormat, sink: accessLogSink),
+            crossOrigin: CrossOriginPolicy.siwa(origins: configuration.corsOrigins),
             renderError: admin?.hidingUnknownRoutes(renderError) ?? renderError)
         server = HTTPServer(configuration: http, responder: responder, logger: logger)
     }

@@ -97,7 +97,7 @@ struct ErrorResponses: Sendable {
                 var response = json(401, code: "unauthenticated", description: "no live session")
                 response.headers.add("WWW-Authenticate", "Bearer")
                 return response
-            case .forbidden: return json(403, code: "forbidden", description: "a cookie-authenticated change must come from this site's origin")
+            case .forbidden: return json(403, code: "forbidden", description: "a cookie-authenticated change must come from this site's origin or one listed in cors_origins")
             }
         case let failure as SignIn.Failure:
             switch failure {
