@@ -77,8 +77,11 @@ let package = Package(
             name: "SiwaApp",
             dependencies: [
                 "HTTPServer", "Store", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "Passwords", "SystemThread", "WireFormat",
+                "MailTemplates",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The pages' words in English and Korean (Web/Strings/pages.<language>.txt).
+            resources: [.embedInCode("Web/Strings")],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -123,6 +126,7 @@ let package = Package(
             name: "SiwaAppTests",
             dependencies: [
                 "SiwaApp", "AppleSimulator", "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JSON", "JOSE", "TestSupport", "WireFormat",
+                "MailTemplates",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

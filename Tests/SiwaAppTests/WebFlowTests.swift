@@ -262,7 +262,7 @@ import WireFormat
         #expect(page.body.contains(#"id="sign-in-with-apple" class="siwa-button siwa-button--black siwa-button--medium" href="/auth/apple/login""#))
         // No inline script or style for the CSP to allow.
         #expect(!page.body.contains("<script>") && !page.body.contains("<style") && !page.body.contains("style="))
-        #expect(page.body.contains(Pages.appleScriptURL))
+        #expect(page.body.contains(Pages.appleScriptURL(.en)))
         #expect(page.body.contains(#"data-client-id="com.example.web""#))
         let variant = try await fixture.send("GET", "/?style=white-outline&title=continue&size=large")
         #expect(variant.body.contains("siwa-button--white-outline siwa-button--large"))

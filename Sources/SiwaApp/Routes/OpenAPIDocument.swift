@@ -493,7 +493,8 @@ enum OpenAPIDocument {
             "parameters": [
               {"name": "style", "in": "query", "schema": {"enum": ["black", "white", "white-outline"]}},
               {"name": "title", "in": "query", "schema": {"enum": ["sign-in", "continue", "logo"]}},
-              {"name": "size", "in": "query", "schema": {"enum": ["small", "medium", "large"]}}
+              {"name": "size", "in": "query", "schema": {"enum": ["small", "medium", "large"]}},
+              {"$ref": "#/components/parameters/PageLanguage"}
             ],
             "responses": {
               "200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}},
@@ -505,6 +506,7 @@ enum OpenAPIDocument {
           "get": {
             "tags": ["web"], "operationId": "accountPage", "summary": "The signed-in user, their sessions, and the forms to sign out, end sessions and delete the account.",
             "security": [{"sessionCookie": []}],
+            "parameters": [{"$ref": "#/components/parameters/PageLanguage"}],
             "responses": {
               "200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}},
               "303": {"description": "No live session: to /."}
@@ -623,7 +625,7 @@ enum OpenAPIDocument {
         "/verify-email": {
           "get": {
             "tags": ["web"], "operationId": "verifyEmailPage", "summary": "The page a verification code leads to: a button that posts the code (fetching the page uses nothing up), then the outcome (done=1 or error=).",
-            "parameters": [{"name": "code", "in": "query", "schema": {"type": "string"}}],
+            "parameters": [{"name": "code", "in": "query", "schema": {"type": "string"}}, {"$ref": "#/components/parameters/PageLanguage"}],
             "responses": {"200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}}}
           }
         },
@@ -642,7 +644,7 @@ enum OpenAPIDocument {
         "/reset-password": {
           "get": {
             "tags": ["web"], "operationId": "resetPasswordPage", "summary": "The page a reset code leads to: the code and a new password.",
-            "parameters": [{"name": "code", "in": "query", "schema": {"type": "string"}}],
+            "parameters": [{"name": "code", "in": "query", "schema": {"type": "string"}}, {"$ref": "#/components/parameters/PageLanguage"}],
             "responses": {"200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}}}
           }
         },
@@ -717,7 +719,8 @@ enum OpenAPIDocument {
           "adminToken": {"type": "http", "scheme": "bearer", "description": "The admin_token setting (at least 32 characters), compared in constant time."}
         },
         "parameters": {
-          "UserID": {"name": "id", "in": "path", "required": true, "description": "The user's id (usr_…).", "schema": {"type": "string"}}
+          "UserID": {"name": "id", "in": "path", "required": true, "description": "The user's id (usr_…).", "schema": {"type": "string"}},
+          "PageLanguage": {"name": "lang", "in": "query", "description": "The page's language, en or ko; without it (or with another value) the Accept-Language header chooses, else en. The page's forms and links keep it.", "schema": {"type": "string"}}
         },
         "requestBodies": {
           "SignInPageForm": {

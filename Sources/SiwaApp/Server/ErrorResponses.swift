@@ -29,22 +29,20 @@ struct APIError: Error, Sendable {
     }
 }
 
-/// A refusal on a page people see in a browser, answered as an HTML page.
+/// A refusal on a page people see in a browser, answered as an HTML page in the request's
+/// language (its words are keys of the pages' strings files).
 struct PageError: Error, Sendable {
     let status: Int
-    let title: String
-    let message: String
+    let title: PageText
+    let message: PageText
 
-    static let foreignOrigin = PageError(status: 403, title: "Request refused", message: "This form must be sent from this site's own pages.")
-    static let formExpired = PageError(status: 403, title: "Request refused", message: "This form has expired. Reload the page and try again.")
-    static let deletionNotConfirmed = PageError(
-        status: 400, title: "Account not deleted", message: "Tick the box to confirm that you want to delete your account.")
-    static let webSignInNotConfigured = PageError(
-        status: 500, title: "Sign in is not set up", message: "The server has no web_client_id (Services ID) configured.")
+    static let foreignOrigin = PageError(status: 403, title: .errorRefused, message: .errorForeignOrigin)
+    static let formExpired = PageError(status: 403, title: .errorRefused, message: .errorFormExpired)
+    static let deletionNotConfirmed = PageError(status: 400, title: .errorNotDeleted, message: .errorDeletionNotConfirmed)
+    static let webSignInNotConfigured = PageError(status: 500, title: .errorNotSetUp, message: .errorNoWebClientID)
     /// A form's body (or a link's query) is not form data, or holds a U+0000 (SPEC §16).
-    static let unreadableForm = PageError(status: 400, title: "Request refused", message: "This request could not be read. Reload the page and try again.")
-    static let databaseUnavailable = PageError(
-        status: 503, title: "Please try again", message: "The service cannot reach its database right now. Nothing was changed; try again in a moment.")
+    static let unreadableForm = PageError(status: 400, title: .errorRefused, message: .errorUnreadable)
+    static let databaseUnavailable = PageError(status: 503, title: .errorTryAgain, message: .errorDatabaseUnavailable)
 }
 
 /// The errors of a route people reach in a browser: whatever it throws is shown as a page
@@ -187,54 +185,48 @@ struct ErrorResponses: Sendable {
 
     /// A failure on a browser route: its page, or for API-shaped refusals their JSON.
     private func page(for error: any Error, request: HTTPRequest?) -> HTTPResponse {
+        let language = request.map(PageLanguage.init) ?? .english
         switch error {
         case let refusal as PageError:
-            return Pages.error(refusal.status, title: refusal.title, message: refusal.message)
+            return Pages.error(refusal.status, title: refusal.title, message: refusal.message, language: language)
         case WebSignIn.Failure.signIn(.storage(let cause)):
             return page(for: cause, request: request)
         case let failure as WebSignIn.Failure:
             let (status, title, message) = Self.page(for: failure)
-            return Pages.error(status, title: title, message: message)
+            return Pages.error(status, title: title, message: message, language: language)
         case is StoreUnavailable:
             let unavailable = PageError.databaseUnavailable
-            return Pages.error(unavailable.status, title: unavailable.title, message: unavailable.message)
+            return Pages.error(unavailable.status, title: unavailable.title, message: unavailable.message, language: language)
         case is APIError, is HTTPRefusal:
             return response(for: error, request: request)
         default:
             logUnexpected(error, request: request)
-            return Pages.error(500, title: "Something went wrong", message: "Nothing was changed. Please try again in a moment.")
+            return Pages.error(500, title: .errorUnexpected, message: .errorNothingChanged, language: language)
         }
     }
 
     /// SPEC §7: state, binding cookie and nonce failures are 400; Apple refusing the code 401;
     /// Apple unreachable 502 (the page cannot say 503, the browser would not retry anyway).
-    static func page(for failure: WebSignIn.Failure) -> (status: Int, title: String, message: String) {
-        let again = "Please sign in again."
+    static func page(for failure: WebSignIn.Failure) -> (status: Int, title: PageText, message: PageText) {
         switch failure {
-        case .malformed: return (400, "Sign in failed", "The answer from Apple was incomplete. \(again)")
-        case .unknownState: return (400, "Sign in failed", "This sign-in link was already used or was never issued. \(again)")
-        case .expiredState: return (400, "Sign in expired", "Signing in took longer than ten minutes. \(again)")
-        case .bindingMissing, .bindingMismatch:
-            return (400, "Sign in failed", "This sign-in was started in another browser, or your browser did not keep its cookie. Please sign in again here.")
+        case .malformed: return (400, .signInFailed, .signInIncomplete)
+        case .unknownState: return (400, .signInFailed, .signInUnknownState)
+        case .expiredState: return (400, .signInExpired, .signInTookTooLong)
+        case .bindingMissing, .bindingMismatch: return (400, .signInFailed, .signInOtherBrowser)
         case .signIn(let failure):
             switch failure {
             case .invalidToken(let reason) where reason == .nonceMismatch || reason == .nonceMissing:
-                return (400, "Sign in failed", "Apple's answer does not belong to this sign-in. \(again)")
-            case .invalidToken: return (400, "Sign in failed", "Apple's answer could not be verified. \(again)")
-            case .invalidRequest: return (400, "Sign in failed", "The answer from Apple was incomplete. \(again)")
-            case .invalidGrant: return (401, "Sign in refused", "Apple did not accept this sign-in. \(again)")
-            case .appleUnavailable, .keysUnavailable: return (502, "Apple is unavailable", "Apple could not be reached. Please try again in a moment.")
-            case .accountExists:
-                return (409, "You already have an account",
-                        "An account with a password uses this email. Sign in with your email and password, then add Sign in with Apple on your account page.")
-            case .binding(.appleIDInUse):
-                return (409, "Apple ID already in use", "This Apple ID signs in to another account. Sign in with it to use that account.")
-            case .binding(.otherAppleID):
-                return (409, "Apple ID not added", "Your account has another Apple ID. Remove it before adding this one.")
-            case .binding(.emailUnverified):
-                return (403, "Apple ID not added", "Verify your email address first: follow the link in the message we sent to it.")
-            case .binding: return (400, "Apple ID not added", "Your session ended before Sign in with Apple was added. Please sign in and try again.")
-            case .storage: return (500, "Sign in failed", "Your sign-in could not be saved. Please try again.")
+                return (400, .signInFailed, .signInNotThisSignIn)
+            case .invalidToken: return (400, .signInFailed, .signInUnverified)
+            case .invalidRequest: return (400, .signInFailed, .signInIncomplete)
+            case .invalidGrant: return (401, .signInRefused, .signInAppleRefused)
+            case .appleUnavailable, .keysUnavailable: return (502, .appleUnavailable, .appleUnreachable)
+            case .accountExists: return (409, .accountExistsTitle, .accountExistsMessage)
+            case .binding(.appleIDInUse): return (409, .appleIDInUseTitle, .appleIDInUseMessage)
+            case .binding(.otherAppleID): return (409, .appleNotAdded, .appleOtherAppleID)
+            case .binding(.emailUnverified): return (403, .appleNotAdded, .appleEmailUnverified)
+            case .binding: return (400, .appleNotAdded, .appleSessionEnded)
+            case .storage: return (500, .signInFailed, .signInNotSaved)
             }
         }
     }

@@ -8,20 +8,20 @@ import Store
 extension AccountPages {
     func setPassword(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request) { found, fields in
-            try await refusalsShown {
+            try await refusalsShown(request) {
                 try await passwords.setPassword(
                     for: found, current: fields.nonEmpty("current_password"), new: fields["new_password"] ?? "",
                     client: ClientAddress.attemptKey(of: request, trusted: trustedProxies))
-                return Pages.seeOther("/account?password=set")
+                return Pages.seeOther("/account?password=set", for: request)
             }
         }
     }
 
     func removePassword(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request) { found, _ in
-            try await refusalsShown {
+            try await refusalsShown(request) {
                 _ = try await passwords.removePassword(userID: found.user.id)
-                return Pages.seeOther("/account?password=removed")
+                return Pages.seeOther("/account?password=removed", for: request)
             }
         }
     }
@@ -35,14 +35,14 @@ extension AccountPages {
         do {
             found = try await authenticator.authenticate(request, origin: .notChecked)
         } catch is SessionAuthenticator.Refusal {
-            return Pages.seeOther("/")
+            return Pages.seeOther("/", for: request)
         }
         guard let query = try? FormFields(parsing: request.query ?? "") else { throw PageError.unreadableForm }
         guard csrf.isValid(query["csrf"], for: found.session.id) else { throw PageError.formExpired }
         guard found.session.createdAt > authenticator.clock() - PasswordAccounts.recentSignIn else {
-            return Pages.seeOther("/account?error=" + ErrorResponses.code(.reauthenticationRequired))
+            return Pages.seeOther("/account?error=" + ErrorResponses.code(.reauthenticationRequired), for: request)
         }
-        return try await webSignIn.startLink(sessionID: found.session.id)
+        return try await webSignIn.startLink(sessionID: found.session.id, language: PageLanguage(request))
     }
 
     func removeApple(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -51,17 +51,17 @@ extension AccountPages {
             do {
                 _ = try await passwords.store.unbindAppleID(userID: found.user.id, now: now, firstAttemptAt: now)
             } catch PasswordAccountConflict.lastSignInMethod {
-                return Pages.seeOther("/account?error=" + ErrorResponses.code(.lastSignInMethod))
+                return Pages.seeOther("/account?error=" + ErrorResponses.code(.lastSignInMethod), for: request)
             }
-            return Pages.seeOther("/account?apple=removed")
+            return Pages.seeOther("/account?apple=removed", for: request)
         }
     }
 
-    private func refusalsShown(_ action: () async throws -> HTTPResponse) async throws -> HTTPResponse {
+    private func refusalsShown(_ request: HTTPRequest, _ action: () async throws -> HTTPResponse) async throws -> HTTPResponse {
         do {
             return try await action()
         } catch let failure as PasswordFailure {
-            return Pages.seeOther("/account?error=" + ErrorResponses.code(failure))
+            return Pages.seeOther("/account?error=" + ErrorResponses.code(failure), for: request)
         }
     }
 }

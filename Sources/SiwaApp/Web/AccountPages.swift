@@ -20,39 +20,45 @@ struct AccountPages: Sendable {
     let trustedProxies: CIDRSet
 
     func home(_ request: HTTPRequest) async throws -> HTTPResponse {
-        if try await session(of: request) != nil { return Pages.seeOther("/account") }
+        let language = PageLanguage(request)
+        if try await session(of: request) != nil { return Pages.seeOther("/account", for: request) }
         let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
-        let notice: String? =
-            if query["error"] == "cancelled" { "You cancelled signing in with Apple." }
-            else if query["deleted"] != nil { "Your account was deleted." }
-            else if query["signed_out"] != nil { "You are signed out." }
-            else if query["reset"] == "requested" { "If an account uses this email, a reset code is on its way to it." }
-            else if query["reset"] == "done" { "Your new password is set. Sign in with it." }
+        let notice: PageText? =
+            if query["error"] == "cancelled" { .homeCancelled }
+            else if query["deleted"] != nil { .homeDeleted }
+            else if query["signed_out"] != nil { .homeSignedOut }
+            else if query["reset"] == "requested" { .homeResetRequested }
+            else if query["reset"] == "done" { .homeResetDone }
             else { query["error"].flatMap(Pages.homeNotice) }
         let options = Dictionary(query.fields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
         let (token, setCookie) = passwordForms.formToken(request)
         let forms = Pages.PasswordForms(csrf: token, canReset: passwords.canDeliverResetCodes)
         return Pages.response(
-            Pages.home(button: SignInButton(query: options), mode: mode, notice: notice, passwordForms: forms),
-            headers: setCookie.map { [$0] } ?? [])
+            Pages.home(
+                button: SignInButton(query: options), mode: mode, notice: notice, passwordForms: forms, language: language,
+                here: PageLanguage.here(request)),
+            language: language, headers: setCookie.map { [$0] } ?? [])
     }
 
     func account(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let found = try await session(of: request) else { return Pages.seeOther("/") }
+        let language = PageLanguage(request)
+        guard let found = try await session(of: request) else { return Pages.seeOther("/", for: request) }
         let list = try await sessions.list(userID: found.user.id, now: authenticator.clock(), idleTTL: authenticator.idleTTL)
         let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
-        let notice: String? =
-            if query["ended"] == "others" { "Your other sessions have ended." }
-            else if query["ended"] != nil { "The session has ended." }
-            else if query["welcome"] != nil { "Your account is ready." }
-            else if query["linked"] != nil { "Sign in with Apple was added to your account." }
-            else if query["apple"] == "removed" { "Sign in with Apple was removed from your account." }
-            else if query["password"] == "set" { "Your password is set. Your other sessions have ended." }
-            else if query["password"] == "removed" { "Your password was removed." }
+        let notice: PageText? =
+            if query["ended"] == "others" { .accountOthersEnded }
+            else if query["ended"] != nil { .accountSessionEnded }
+            else if query["welcome"] != nil { .accountWelcome }
+            else if query["linked"] != nil { .accountAppleAdded }
+            else if query["apple"] == "removed" { .accountAppleRemoved }
+            else if query["password"] == "set" { .accountPasswordSet }
+            else if query["password"] == "removed" { .accountPasswordRemoved }
             else { nil }
-        return Pages.response(Pages.account(
-            user: found.user, sessions: list, currentSessionID: found.session.id, csrf: csrf.token(for: found.session.id), notice: notice,
-            problem: query["error"].flatMap(Pages.accountProblem)))
+        return Pages.response(
+            Pages.account(
+                user: found.user, sessions: list, currentSessionID: found.session.id, csrf: csrf.token(for: found.session.id), notice: notice,
+                problem: query["error"].flatMap(Pages.accountProblem), language: language, here: PageLanguage.here(request)),
+            language: language)
     }
 
     /// The page's session, nil when there is none; a database fault is thrown.
@@ -69,14 +75,14 @@ struct AccountPages: Sendable {
     func logout(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request) { found, _ in
             _ = try await sessions.end(id: found.session.id, userID: found.user.id)
-            return Pages.seeOther("/?signed_out=1", headers: [("Set-Cookie", cookies.clearSession())])
+            return Pages.seeOther("/?signed_out=1", for: request, headers: [("Set-Cookie", cookies.clearSession())])
         }
     }
 
     func endOtherSessions(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request) { found, _ in
             try await sessions.endAll(userID: found.user.id, except: found.session.id)
-            return Pages.seeOther("/account?ended=others")
+            return Pages.seeOther("/account?ended=others", for: request)
         }
     }
 
@@ -86,9 +92,9 @@ struct AccountPages: Sendable {
             // Another user's session, or one already ended, is not found: nothing to say.
             _ = try await sessions.end(id: id, userID: found.user.id)
             if id == found.session.id {
-                return Pages.seeOther("/?signed_out=1", headers: [("Set-Cookie", cookies.clearSession())])
+                return Pages.seeOther("/?signed_out=1", for: request, headers: [("Set-Cookie", cookies.clearSession())])
             }
-            return Pages.seeOther("/account?ended=1")
+            return Pages.seeOther("/account?ended=1", for: request)
         }
     }
 
@@ -96,7 +102,7 @@ struct AccountPages: Sendable {
         try await form(request) { found, fields in
             guard fields["confirm"] == "yes" else { throw PageError.deletionNotConfirmed }
             _ = try await deletion.delete(userID: found.user.id)
-            return Pages.seeOther("/?deleted=1", headers: [("Set-Cookie", cookies.clearSession())])
+            return Pages.seeOther("/?deleted=1", for: request, headers: [("Set-Cookie", cookies.clearSession())])
         }
     }
 
@@ -107,7 +113,7 @@ struct AccountPages: Sendable {
         do {
             found = try await authenticator.authenticate(request, origin: .oursOrOpaque)
         } catch SessionAuthenticator.Refusal.unauthenticated {
-            return Pages.seeOther("/")
+            return Pages.seeOther("/", for: request)
         } catch SessionAuthenticator.Refusal.forbidden {
             throw PageError.foreignOrigin
         }

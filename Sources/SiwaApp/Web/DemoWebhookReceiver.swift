@@ -33,7 +33,7 @@ public final class DemoWebhookReceiver: Sendable {
 
     func register(on router: inout Router) {
         router.add(.post, Self.path) { [self] request in receive(request) }
-        router.add(.get, Self.path) { [self] _ in Pages.response(page()) }
+        router.add(.get, Self.path) { [self] _ in Pages.response(page(), language: .english) }
     }
 
     /// 204 for an event whose signature checks out; 401 (and nothing kept) otherwise.
@@ -72,6 +72,7 @@ public final class DemoWebhookReceiver: Sendable {
                 (Standard Webhooks), and checks each signature. Newest first; reload to see new ones.</p>
                 <p><a href="/account">Your account</a> · <a href="/">Sign in</a></p>
                 \(rows.isEmpty ? #"<p class="muted">None yet: sign in, or delete an account.</p>"# : "<ol class=\"events\">\n\(rows)\n</ol>")
-                """)
+                """,
+            language: .english, here: nil)
     }
 }

@@ -29,7 +29,7 @@ struct PasswordForms: Sendable {
                 email: fields["email"] ?? "", password: fields["password"] ?? "",
                 deviceName: DeviceName.describe(userAgent: request.headers["User-Agent"]),
                 client: ClientAddress.attemptKey(of: request, trusted: trustedProxies))
-            return Pages.seeOther("/account", headers: [("Set-Cookie", cookies.session(made.session))])
+            return Pages.seeOther("/account", for: request, headers: [("Set-Cookie", cookies.session(made.session))])
         }
     }
 
@@ -40,14 +40,14 @@ struct PasswordForms: Sendable {
                 givenName: fields.nonEmpty("given_name").map { StoredText.cut($0) },
                 familyName: fields.nonEmpty("family_name").map { StoredText.cut($0) },
                 deviceName: DeviceName.describe(userAgent: request.headers["User-Agent"]))
-            return Pages.seeOther("/account?welcome=1", headers: [("Set-Cookie", cookies.session(made.session))])
+            return Pages.seeOther("/account?welcome=1", for: request, headers: [("Set-Cookie", cookies.session(made.session))])
         }
     }
 
     func resetRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request, back: "/") { fields in
             try await accounts.requestReset(email: fields["email"] ?? "")
-            return Pages.seeOther("/?reset=requested")
+            return Pages.seeOther("/?reset=requested", for: request)
         }
     }
 
@@ -57,15 +57,18 @@ struct PasswordForms: Sendable {
         let query = (try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])
         let (token, setCookie) = formToken(request)
         let notice = query["error"].flatMap(Pages.homeNotice)
+        let language = PageLanguage(request)
         return Pages.response(
-            Pages.resetPassword(code: query.nonEmpty("code").map { String($0.prefix(64)) }, csrf: token, notice: notice),
-            headers: setCookie.map { [$0] } ?? [])
+            Pages.resetPassword(
+                code: query.nonEmpty("code").map { String($0.prefix(64)) }, csrf: token, notice: notice, language: language,
+                here: PageLanguage.here(request)),
+            language: language, headers: setCookie.map { [$0] } ?? [])
     }
 
     func reset(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request, back: "/reset-password") { fields in
             try await accounts.reset(code: fields["code"] ?? "", newPassword: fields["new_password"] ?? "")
-            return Pages.seeOther("/?reset=done")
+            return Pages.seeOther("/?reset=done", for: request)
         }
     }
 
@@ -76,15 +79,18 @@ struct PasswordForms: Sendable {
         let (token, setCookie) = formToken(request)
         let outcome: Pages.VerifyOutcome? =
             query["done"] == "1" ? .verified : query["error"] == "invalid_grant" ? .invalidCode : query["error"] != nil ? .failed : nil
+        let language = PageLanguage(request)
         return Pages.response(
-            Pages.verifyEmail(code: query.nonEmpty("code").map { String($0.prefix(64)) }, csrf: token, outcome: outcome),
-            headers: setCookie.map { [$0] } ?? [])
+            Pages.verifyEmail(
+                code: query.nonEmpty("code").map { String($0.prefix(64)) }, csrf: token, outcome: outcome, language: language,
+                here: PageLanguage.here(request)),
+            language: language, headers: setCookie.map { [$0] } ?? [])
     }
 
     func verifyEmail(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request, back: "/verify-email") { fields in
             _ = try await accounts.verifyEmail(code: fields["code"] ?? "")
-            return Pages.seeOther("/verify-email?done=1")
+            return Pages.seeOther("/verify-email?done=1", for: request)
         }
     }
 
@@ -106,7 +112,7 @@ struct PasswordForms: Sendable {
             if back == "/reset-password", let code = fields.nonEmpty("code"), failure != .invalidGrant {
                 location += "&code=" + FormURLEncoding.escape(String(code.prefix(64)))
             }
-            return Pages.seeOther(location)
+            return Pages.seeOther(location, for: request)
         }
     }
 }

@@ -1,9 +1,11 @@
 import HTTPServer
+import MailTemplates
 
 /// The Sign in with Apple button, drawn to Apple's Human Interface Guidelines:
 /// - styles black (for light backgrounds), white (for dark ones) and white with a black
 ///   outline (for white or light ones); logo and title in the same color;
-/// - titles "Sign in with Apple", "Continue with Apple", or the logo alone in a square;
+/// - titles "Sign in with Apple", "Continue with Apple" (in Korean Apple's "Apple로 로그인",
+///   "Apple로 계속하기"), or the logo alone in a square;
 /// - at least 140 × 30 points with a title, the title in the system font at 43 % of the
 ///   height, the logo artwork scaled to the full height, and a clear space of a tenth of the
 ///   height on every side.
@@ -23,10 +25,11 @@ struct SignInButton: Sendable, Equatable {
         /// The logo alone, in a square.
         case logoOnly = "logo"
 
-        var text: String? {
+        /// Apple's own words for the title, in the page's language.
+        func text(_ language: Language) -> String? {
             switch self {
-            case .signIn: "Sign in with Apple"
-            case .continueWith: "Continue with Apple"
+            case .signIn: PageWords.text(.appleSignIn, language)
+            case .continueWith: PageWords.text(.appleContinue, language)
             case .logoOnly: nil
             }
         }
@@ -64,12 +67,13 @@ struct SignInButton: Sendable, Equatable {
     }
 
     /// A link to `href` (a link, not a form: the pages' `form-action 'self'` would stop a form
-    /// that redirects to Apple).
-    func html(href: String, id: String = "sign-in-with-apple") -> String {
-        let label = title.text ?? "Sign in with Apple"
-        let content = title.text.map { #"\#(Self.logo(.leading))<span class="siwa-button__title">\#(HTMLText.escape($0))</span>"# }
+    /// that redirects to Apple), titled in `language`.
+    func html(href: String, language: Language = .en, id: String = "sign-in-with-apple") -> String {
+        let text = title.text(language)
+        let label = text ?? PageWords.text(.appleSignIn, language)
+        let content = text.map { #"\#(Self.logo(.leading))<span class="siwa-button__title">\#(HTMLText.escape($0))</span>"# }
             ?? Self.logo(.centered)
-        return #"<a id="\#(id)" class="\#(classes)" href="\#(HTMLText.escape(href))" role="button" aria-label="\#(label)">\#(content)</a>"#
+        return #"<a id="\#(id)" class="\#(classes)" href="\#(HTMLText.escape(href))" role="button" aria-label="\#(HTMLText.escape(label))">\#(content)</a>"#
     }
 
     enum LogoPlacement {

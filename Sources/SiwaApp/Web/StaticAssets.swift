@@ -41,6 +41,10 @@ enum StaticAssets {
           border: 1px solid #d2d2d7; border-radius: 8px; color: #1d1d1f; }
         details summary { cursor: pointer; font-weight: 500; }
         ul.methods { list-style: none; margin: 0 0 12px; padding: 0; display: flex; flex-direction: column; gap: 14px; }
+        nav.languages { display: flex; justify-content: flex-end; gap: 12px; font-size: 14px; margin: -28px 0 12px; }
+        nav.languages a { color: #0066cc; text-decoration: none; }
+        nav.languages a[aria-current] { color: #1d1d1f; font-weight: 500; }
+        html:lang(ko) body { word-break: keep-all; }
 
         /* Sign in with Apple (Apple's Human Interface Guidelines): black, white, white with a
            black outline; title at 43 % of the height in the system font; the logo artwork at
@@ -81,7 +85,8 @@ enum StaticAssets {
           if (!button || !window.AppleID || !window.fetch) return;
           var nonce = null;
 
-          function say(text) { if (message) { message.textContent = text; message.hidden = !text; } }
+          // The page's words for a failure, in its language, are in the message's data-failed.
+          function say(text) { if (message) { message.textContent = text || ""; message.hidden = !text; } }
 
           function prepare() {
             nonce = null;
@@ -107,13 +112,13 @@ enum StaticAssets {
                   nonce: used, user: result.user || null, device_name: "Web browser" }) });
             }).then(function (reply) {
               if (reply.ok) { window.location.assign("/account"); return; }
-              say("Signing in did not work. Please try again.");
+              say(message && message.dataset.failed);
               prepare();
             }).catch(function (failure) {
               var code = failure && failure.error;
               if (code === "popup_blocked_by_browser") { window.location.assign(button.href); return; }
               if (code !== "popup_closed_by_user" && code !== "user_cancelled_authorize") {
-                say("Signing in did not work. Please try again.");
+                say(message && message.dataset.failed);
               }
               prepare();
             });

@@ -25,15 +25,18 @@ struct WebSignIn: Sendable {
         guard let query = try? FormFields(parsing: request.query ?? "") else {
             throw APIError.invalidRequest("the query string is malformed")
         }
-        let (returnTo, codeChallenge) = try Self.destination(query, configuration: configuration)
+        var (returnTo, codeChallenge) = try Self.destination(query, configuration: configuration)
+        // The sign-in page's button carries a language chosen with `?lang=` to the default
+        // return, the account page (Apple's callback itself carries none).
+        if query["return_to"] == nil { returnTo = PageLanguage(request).carried(returnTo) }
         return try await redirectToApple(status: 302, returnTo: returnTo, codeChallenge: codeChallenge, linkSessionID: nil)
     }
 
     /// "Add Sign in with Apple" (SPEC §9): the same trip to Apple, whose state remembers the
     /// session it links for (Apple's callback is a cross-site POST, which carries no session
-    /// cookie). Back on `/account`.
-    func startLink(sessionID: String) async throws -> HTTPResponse {
-        try await redirectToApple(status: 302, returnTo: Self.linkedReturn, codeChallenge: nil, linkSessionID: sessionID)
+    /// cookie). Back on `/account`, in the language the account page chose.
+    func startLink(sessionID: String, language: PageLanguage) async throws -> HTTPResponse {
+        try await redirectToApple(status: 302, returnTo: language.carried(Self.linkedReturn), codeChallenge: nil, linkSessionID: sessionID)
     }
 
     static let linkedReturn = "/account?linked=1"
