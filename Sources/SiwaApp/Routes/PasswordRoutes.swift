@@ -77,6 +77,8 @@ struct PasswordRoutes: Sendable {
     }
 
     /// `POST /api/account/email/verify-request`: a new code for the signed-in user's email.
+    /// Answered after its work, unlike a reset request: the caller asks about their own email,
+    /// whose state `/api/me` shows anyway, so the time tells nothing, and an outage stays a 503.
     func verifyRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
         let found = try await authenticator.authenticate(request, origin: .ours)
         try await accounts.requestVerification(userID: found.user.id)
