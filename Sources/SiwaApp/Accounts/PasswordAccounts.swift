@@ -34,6 +34,8 @@ struct PasswordAccounts: Sendable {
     let canDeliverResetCodes: Bool
     /// Counts the codes an address's hourly limit kept from being sent.
     let emailSuppressed: LabeledCounter
+    /// Where a reset request's work runs, after its answer.
+    let requests: EmailRequestQueue
     let clock: @Sendable () -> Int64
 
     /// A session this young counts as a recent sign-in (setting a first password, linking).
@@ -180,11 +182,17 @@ struct PasswordAccounts: Sendable {
     // MARK: - Reset
 
     /// A code for the password of `email`, delivered by the `user.password_reset_requested`
-    /// webhook. Answers alike whether or not the email has a password.
-    func requestReset(email: String) async throws {
+    /// webhook. Answers alike, in body and in time, whether or not the email has a password:
+    /// only what needs no database is checked here (the setting, the address's form); the
+    /// lookup, the code, its message and the address's hourly limit are work for `requests`,
+    /// run after the answer. The code's life and the limit's hour count from the request.
+    func requestReset(email: String) throws {
         guard canDeliverResetCodes else { throw PasswordFailure.notConfigured }
         let email = try Self.checkedEmail(email)
-        count(try await store.requestPasswordReset(email: email, code: newCode(.passwordReset), now: clock()))
+        let now = clock()
+        requests.submit("password_reset") { [self] in
+            count(try await store.requestPasswordReset(email: email, code: newCode(.passwordReset, now: now), now: now))
+        }
     }
 
     /// Sets the password a live code is for; every session of the user ends. A weak password is
@@ -216,11 +224,12 @@ struct PasswordAccounts: Sendable {
         return user
     }
 
-    /// A fresh code of `kind`: 128 random bits, base64url, for its kind's life from now.
-    private func newCode(_ kind: EmailCode.Kind) -> EmailCode {
+    /// A fresh code of `kind`: 128 random bits, base64url, for its kind's life from `now`
+    /// (the clock's now unless given).
+    private func newCode(_ kind: EmailCode.Kind, now: Int64? = nil) -> EmailCode {
         let code = Base64.url.encode(SecureRandom.bytes(Self.resetCodeBytes))
         let lifetime = kind == .verifyEmail ? Self.verificationCodeLifetime : Self.resetCodeLifetime
-        return EmailCode(kind: kind, code: code, codeHash: Self.resetCodeHash(code), expiresAt: clock() + lifetime)
+        return EmailCode(kind: kind, code: code, codeHash: Self.resetCodeHash(code), expiresAt: (now ?? clock()) + lifetime)
     }
 
     private func count(_ outcome: EmailCode.Outcome) {

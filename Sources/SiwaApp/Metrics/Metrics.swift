@@ -14,6 +14,9 @@ public final class Metrics: Sendable {
     let webhooks = WebhookMetrics()
     /// SPEC §13: codes not sent, by why (`rate`: the address's hourly limit).
     let emailSuppressed = LabeledCounter(name: "siwa_email_suppressed_total", help: "Email codes not sent, by reason.", label: "reason")
+    /// Reset requests' work, run after the answer (`EmailRequestQueue`): `done`, `failed`, `dropped`.
+    let emailRequests = LabeledCounter(
+        name: "siwa_email_requests_total", help: "Reset requests' work after the answer, by outcome.", label: "outcome")
     /// Counts live sessions when `/metrics` is read (one query); set once the store is open.
     private let activeSessions = Mutex<(@Sendable () async -> Int?)?>(nil)
 
@@ -33,6 +36,7 @@ public final class Metrics: Sendable {
         revocations.render(into: &output)
         webhooks.render(into: &output)
         emailSuppressed.render(into: &output)
+        emailRequests.render(into: &output)
         if let counter = activeSessions.withLock({ $0 }), let count = await counter() {
             PrometheusText.header("siwa_sessions_active", type: "gauge", help: "Sessions that have neither expired nor gone idle.", into: &output)
             output += "siwa_sessions_active \(count)\n"

@@ -147,7 +147,7 @@ enum OpenAPIDocument {
               "type": "object", "required": ["email"], "properties": {"email": {"type": "string", "minLength": 1}}
             }}}},
             "responses": {
-              "202": {"description": "Accepted, whether or not the email has a password.", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"const": "accepted"}}}}}},
+              "202": {"description": "Accepted, at once and alike whether or not the email has a password: the email is looked up after the answer (a database outage then costs the code, not the answer).", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"const": "accepted"}}}}}},
               "400": {"$ref": "#/components/responses/InvalidRequest"},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "429": {"$ref": "#/components/responses/TooManyRequests"},

@@ -32,6 +32,8 @@ public final class Application: Sendable {
     let passwordHasher: PasswordHasher
     /// The demo's own webhook receiver (`siwa-server demo` only).
     let demoWebhooks: DemoWebhookReceiver?
+    /// Reset requests' work, run after their answers; drained at a graceful stop.
+    let emailRequests: EmailRequestQueue
     /// The access-token signing keys, as this instance last read them.
     let accessTokenKeys: AccessTokenKeys
     /// Method and pattern of every route served, for `OpenAPITests`.
@@ -157,9 +159,12 @@ public final class Application: Sendable {
             throw error
         }
         passwordHasher = hasher
+        let emailRequests = EmailRequestQueue(outcomes: metrics.emailRequests, logger: logger)
+        self.emailRequests = emailRequests
         let passwords = PasswordAccounts(
             store: store, hasher: hasher, sessionTTL: Int64(configuration.sessionTTL.components.seconds),
-            canDeliverResetCodes: configuration.webhookURL != nil, emailSuppressed: metrics.emailSuppressed, clock: clocks.wall)
+            canDeliverResetCodes: configuration.webhookURL != nil, emailSuppressed: metrics.emailSuppressed, requests: emailRequests,
+            clock: clocks.wall)
         PasswordRoutes(accounts: passwords, signIn: signIn, authenticator: authenticator, cookies: cookies, trustedProxies: trustedProxies)
             .register(on: &router, limited: limited)
 
@@ -211,6 +216,7 @@ public final class Application: Sendable {
         let keys = apple.keys
         keys.loadPersisted()
         let port = try server.start()
+        emailRequests.start()
         // Keys load in the background: the server answers (and /readyz says "keys") meanwhile.
         background.withLock {
             $0.append(Task {
@@ -240,6 +246,8 @@ public final class Application: Sendable {
     /// database closes cleanly.
     public func stop() async {
         await server.stop()
+        // The requests answered before the stop get their codes, within a bound.
+        await emailRequests.drain()
         let tasks = background.withLock { $0 }
         tasks.forEach { $0.cancel() }
         // Workers stop at their next await; one inside a call to Apple gets a bounded wait
