@@ -55,8 +55,9 @@ enum Pages {
 
     /// How `/` signs people in.
     enum SignInMode: Sendable {
-        /// `siwa-server demo`: the button leads to the simulator's consent page.
-        case demo
+        /// `siwa-server demo`: the button leads to the simulator's consent page; the
+        /// simulator's mailbox page shows the mail it relayed and received.
+        case demo(mailboxURL: String)
         /// Real Apple: the button is the redirect flow, and Sign in with Apple JS turns it
         /// into popup mode where the browser allows.
         case apple(clientID: String, redirectURI: String)
@@ -84,8 +85,9 @@ enum Pages {
         var link = button.html(href: "/auth/apple/login")
         if !attributes.isEmpty, let end = link.firstIndex(of: ">") { link.insert(contentsOf: attributes, at: end) }
         var noticeHTML = notice.map { #"<p class="notice" role="status">\#(HTMLText.escape($0))</p>"# } ?? ""
-        if case .demo = mode {
+        if case .demo(let mailboxURL) = mode {
             noticeHTML += #"<p class="muted">The webhook events a team's backend would receive are shown at <a href="\#(DemoWebhookReceiver.path)">\#(DemoWebhookReceiver.path)</a>.</p>"#
+            noticeHTML += #"<p class="muted">Mail the demo sends is in the Apple ID simulator's <a id="demo-mailbox" href="\#(HTMLText.escape(mailboxURL))">mailbox</a>.</p>"#
         }
         return document(
             title: "Sign in — siwa-server",
