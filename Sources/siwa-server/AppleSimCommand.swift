@@ -60,7 +60,7 @@ struct AppleSimCommand: AsyncParsableCommand {
             """ + (tls ? "\n  SIWA_APPLE_CA_FILE=\(folder)/ca.pem" : "") + """
 
             SMTP (Private Email Relay and mailbox) at 127.0.0.1:\(simulator.smtpPort)
-              SIWA_SMTP_URL=smtp://127.0.0.1:\(simulator.smtpPort)
+              smtp_url: smtp://127.0.0.1:\(simulator.smtpPort)
               Mailbox: \(simulator.baseURL)/mailbox
               Relay domains of \(simulator.teamID): \(relayDomains.isEmpty ? "none (POST /sim/relay/domains)" : relayDomains.joined(separator: ", "))
 

@@ -318,6 +318,27 @@ import Testing
         }
     }
 
+    /// What the team registered and what the person turned off are Apple's state: a restart with
+    /// a state directory keeps them (the mailbox is memory only).
+    @Test func registeredDomainsAndForwardingSurviveARestart() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { removeDirectory(directory) }
+        var person = (sub: "", relay: "")
+        try await withSimulator(stateDirectory: directory, mail: SimulatorMailSettings()) { harness in
+            person = try Self.hiddenEmailPerson(harness)
+            #expect(try await harness.postJSON("/sim/relay/domains", [("domain", .string("example.com"))]).status == 200)
+            try harness.simulator.setEmailForwarding(sub: person.sub, clientID: Self.clientID, enabled: false)
+        }
+        try await withSimulator(stateDirectory: directory, mail: SimulatorMailSettings()) { harness in
+            #expect(try await harness.get("/sim/relay/domains").text == #"{"teams":[{"team_id":"SIMTEAM001","domains":["example.com"]}]}"#)
+            let off = try await Self.transaction(port: harness.simulator.smtpPort, from: "no-reply@example.com", to: person.relay)
+            #expect(off.rcpt.text.contains("forwarding off"))
+            try harness.simulator.setEmailForwarding(sub: person.sub, clientID: Self.clientID, enabled: true)
+            let on = try await Self.transaction(port: harness.simulator.smtpPort, from: "no-reply@example.com", to: person.relay)
+            #expect(on.data?.code == 250)
+        }
+    }
+
     @Test func theMailboxKeepsTheNewestMessages() async throws {
         var settings = SimulatorMailSettings()
         settings.mailboxCapacity = 2
