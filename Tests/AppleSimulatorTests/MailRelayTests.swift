@@ -93,6 +93,32 @@ import Testing
         }
     }
 
+    /// Korean text goes base64, a long link is cut by quoted-printable soft breaks, a long
+    /// Korean subject is several encoded-words: all read back as sent.
+    @Test func base64PartsSoftBreaksAndLongEncodedSubjectsDecode() async throws {
+        try await withSimulator(mail: SimulatorMailSettings()) { harness in
+            let longLink = "https://accounts.example.com/reset-password?code=" + String(repeating: "AbC-_9", count: 20)
+            let korean = "비밀번호를 재설정하려면 아래 링크를 누르세요.\n" + longLink + "\n이 요청을 하지 않았다면 무시하세요."
+            let english = "Reset your password here:\n" + longLink + "\nIf you did not ask, ignore this."
+            let subject = "비밀번호 재설정 요청 — 계정 보안을 위해 한 시간 안에 완료해 주세요"
+            let client = try Self.smtpClient(harness)
+            for (text, to) in [(korean, "ko@example.org"), (english, "en@example.org")] {
+                let message = try MailMessage(
+                    from: MailAddress("no-reply@example.com"), to: [MailAddress(to)], subject: subject, text: text, html: "<p>\(text)</p>",
+                    messageID: "r.\(to)", date: 1_750_000_000)
+                #expect(try await client.send(message).code == 250)
+            }
+            await client.close()
+            for (text, to) in [(korean, "ko@example.org"), (english, "en@example.org")] {
+                let received = try #require(harness.simulator.mailbox(to: to).first)
+                #expect(received.subject == subject)
+                #expect(received.text == text)
+                #expect(received.html == "<p>\(text)</p>")
+                #expect(received.links == [longLink])
+            }
+        }
+    }
+
     @Test func relayAddressIsForwardedWhenTheDomainIsRegisteredAndForwardingIsOn() async throws {
         try await withSimulator(mail: SimulatorMailSettings(), relayDomains: ["Example.COM"]) { harness in
             let (_, relay) = try Self.hiddenEmailPerson(harness)
