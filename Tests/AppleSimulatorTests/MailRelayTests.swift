@@ -292,6 +292,10 @@ import Testing
                 #expect(try client.command("DATA").code == 503)
                 #expect(try client.command("NOOP").code == 250)
                 #expect(try client.command("STARTTLS").code == 502)
+                // What the client names itself is echoed without its control characters.
+                let ehlo = try client.command("EHLO odd\rname")
+                #expect(ehlo.code == 250)
+                #expect(ehlo.text.hasPrefix("apple-sim.localhost greets odd name\n"))
                 #expect(try client.command("QUIT").code == 221)
                 #expect(client.readsEndOfStream())
             }

@@ -7,12 +7,4 @@ enum RelayRoute: Sendable, Equatable {
     case forward(String)
     /// Refused at `RCPT TO` with a 550; the text says why (enhanced status code first).
     case refuse(String)
-
-    /// Where the message lands, when it does.
-    var finalRecipient: String? {
-        switch self {
-        case .deliver(let address), .forward(let address): address
-        case .refuse: nil
-        }
-    }
 }

@@ -43,8 +43,9 @@ struct SMTPServerSession {
     /// The answer to one command line (its line end removed).
     mutating func command(_ line: [UInt8]) -> Step {
         let text = String(decoding: line, as: UTF8.self)
-        let verb = text.prefix { $0 != " " }.uppercased()
-        let argument = text.dropFirst(verb.count).trimmed
+        let word = text.prefix { $0 != " " }
+        let verb = word.uppercased()
+        let argument = text.dropFirst(word.count).trimmed
         let step: Step
         switch verb {
         case "EHLO", "HELO":
@@ -53,7 +54,7 @@ struct SMTPServerSession {
             reset()
             step = verb == "HELO"
                 ? .reply("250 \(Self.hostName)")
-                : .reply("250-\(Self.hostName) greets \(argument)\r\n250-SIZE \(maxMessageBytes)\r\n250-8BITMIME\r\n250 HELP")
+                : .reply("250-\(Self.hostName) greets \(Self.printable(argument))\r\n250-SIZE \(maxMessageBytes)\r\n250-8BITMIME\r\n250 HELP")
         case "MAIL": step = mail(argument)
         case "RCPT": step = rcpt(argument)
         case "DATA":
@@ -145,6 +146,11 @@ struct SMTPServerSession {
         let parameters = rest[rest.index(after: close)...].split(separator: " ").map(String.init)
         guard path.utf8.count <= maxPathLength else { return nil }
         return (String(path), parameters)
+    }
+
+    /// Client text echoed in a reply, without control characters (no line of its own making).
+    static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
     }
 
     /// `local@domain`, both sides non-empty, no white space or control characters.
