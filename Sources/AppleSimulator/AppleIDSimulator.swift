@@ -65,7 +65,9 @@ public final class AppleIDSimulator: Sendable {
         authority = configuration.tls ? try Self.certificateAuthority(file) : nil
 
         for domain in configuration.relayDomains {
-            guard let name = RelayDomainName.normalize(domain) else { throw ControlFailure("relay domain \(domain.debugDescription) is not a domain name") }
+            guard let name = RelayDomainName.normalize(domain) else {
+                throw ControlFailure("relay domain \(domain.debugDescription) is not a domain name")
+            }
             state.relayDomains[configuration.teamID, default: []].insert(name)
         }
         let store = SimulatorStore(state: state, file: file, developerKeyPEM: developerKeyPEM, logger: logger)

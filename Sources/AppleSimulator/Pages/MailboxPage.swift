@@ -16,11 +16,12 @@ enum MailboxPage {
     }
 
     static func render(_ messages: some Collection<MailboxMessage>, address: String?) -> String {
+        let refresh = path + (address.map { "?to=" + FormURLEncoding.escape($0) } ?? "")
         var body = """
             <h1>Mailbox</h1>
             <p class="lead">Every message the simulator's SMTP listener accepted\(address.map { " for <b>\(HTML.escape($0))</b>" } ?? ""), \
             newest first. Mail to a relay address appears under the person's own address. \
-            <a href="\(path)\(address.map { "?to=" + FormURLEncoding.escape($0) } ?? "")">Refresh</a>\(address == nil ? "" : #" · <a href="\#(path)">All</a>"#)</p>
+            <a href="\(HTML.escape(refresh))">Refresh</a>\(address == nil ? "" : #" · <a href="\#(path)">All</a>"#)</p>
             """
         if messages.isEmpty { body += #"<p class="meta" id="empty">No messages yet.</p>"# }
         for message in messages {
@@ -35,7 +36,8 @@ enum MailboxPage {
                 <pre>\(linked(message.text, links: message.links))</pre>
                 """
             if !message.links.isEmpty {
-                body += "<ul class=\"links\">" + message.links.map { #"<li><a href="\#(HTML.escape($0))">\#(HTML.escape($0))</a></li>"# }.joined() + "</ul>"
+                let items = message.links.map { #"<li><a href="\#(HTML.escape($0))">\#(HTML.escape($0))</a></li>"# }
+                body += #"<ul class="links">"# + items.joined() + "</ul>"
             }
             if !message.html.isEmpty {
                 body += "<details><summary>HTML part (source)</summary><pre>\(HTML.escape(message.html))</pre></details>"
@@ -49,7 +51,10 @@ enum MailboxPage {
     static func linked(_ text: String, links: [String]) -> String {
         var output = ""
         var rest = Substring(text)
-        while let (range, link) = links.compactMap({ link in rest.firstRange(of: link).map { ($0, link) } }).min(by: { $0.0.lowerBound < $1.0.lowerBound }) {
+        func nextLink() -> (Range<Substring.Index>, String)? {
+            links.compactMap { link in rest.firstRange(of: link).map { ($0, link) } }.min { $0.0.lowerBound < $1.0.lowerBound }
+        }
+        while let (range, link) = nextLink() {
             output += HTML.escape(String(rest[..<range.lowerBound]))
             output += #"<a href="\#(HTML.escape(link))">\#(HTML.escape(link))</a>"#
             rest = rest[range.upperBound...]

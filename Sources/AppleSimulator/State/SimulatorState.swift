@@ -197,7 +197,9 @@ struct SimulatorState: Sendable {
             ("owners", .object(JSONObject(owners.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))),
             ("transfers", .array(transfers.values.sorted { $0.clientID < $1.clientID }.map(\.json))),
             ("clock_offset", .integer(clockOffset)),
-            ("relay_domains", .object(JSONObject(relayDomains.sorted { $0.key < $1.key }.map { ($0.key, .array($0.value.sorted().map { .string($0) })) }))),
+            ("relay_domains", .object(JSONObject(relayDomains.sorted { $0.key < $1.key }.map { team, domains in
+                (team, .array(domains.sorted().map { .string($0) }))
+            }))),
         ]))
     }
 
