@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(name: "MailTemplatesTests", dependencies: ["MailTemplates"], swiftSettings: strict),
         .testTarget(name: "SMTPTests", dependencies: ["SMTP", "TLS", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "AppleClientTests", dependencies: ["AppleClient", "AppleSimulator", "HTTPClient", "JOSE", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
-        .testTarget(name: "AppleSimulatorTests", dependencies: ["AppleSimulator", "HTTPClient", "HTTPServer", "JOSE", "JSON", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
+        .testTarget(name: "AppleSimulatorTests", dependencies: ["AppleSimulator", "HTTPClient", "HTTPServer", "JOSE", "JSON", "OpenSSLCrypto", "SMTP", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PostgreSQL", "OpenSSLCrypto", "TestSupport", "WireFormat"], swiftSettings: strict),
         .testTarget(
             name: "SiwaAppTests",

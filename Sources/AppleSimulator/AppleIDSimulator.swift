@@ -31,6 +31,8 @@ public final class AppleIDSimulator: Sendable {
         let server: HTTPServer
         let terminator: TLSTerminator?
         let port: UInt16
+        let smtp: SMTPListener?
+        let smtpPort: UInt16
     }
 
     public init(configuration: SimulatorConfiguration = SimulatorConfiguration(), logger: Logger = Logger(label: "siwa.apple-sim")) throws {
@@ -62,10 +64,17 @@ public final class AppleIDSimulator: Sendable {
 
         authority = configuration.tls ? try Self.certificateAuthority(file) : nil
 
+        for domain in configuration.relayDomains {
+            guard let name = RelayDomainName.normalize(domain) else {
+                throw ControlFailure("relay domain \(domain.debugDescription) is not a domain name")
+            }
+            state.relayDomains[configuration.teamID, default: []].insert(name)
+        }
         let store = SimulatorStore(state: state, file: file, developerKeyPEM: developerKeyPEM, logger: logger)
         try store.saveNow()
         let context = SimulatorContext(
-            primaryTeam: primaryTeam, clock: configuration.clock, makeSigningKey: configuration.makeSigningKey, store: store, logger: logger)
+            primaryTeam: primaryTeam, clock: configuration.clock, makeSigningKey: configuration.makeSigningKey, store: store,
+            mailbox: Mailbox(capacity: configuration.mail?.mailboxCapacity ?? SimulatorMailSettings().mailboxCapacity), logger: logger)
         self.context = context
         // Notifications go to the developer's server; two threads are plenty for a test tool.
         let notifications = NotificationSender(context: context, client: try HTTPClient(configuration: HTTPClientConfiguration(workerThreads: 2)))
@@ -93,6 +102,7 @@ public final class AppleIDSimulator: Sendable {
         router.add(.post, "/auth/token", apple(.token, token.handle))
         router.add(.post, "/auth/revoke", apple(.revoke, revoke.handle))
         router.add(.post, "/auth/usermigrationinfo", apple(.userMigrationInfo, migration.handle))
+        router.add(.get, MailboxPage.path) { request in MailboxPage.handle(request, mailbox: context.mailbox) }
         ControlAPI(context: context, notifications: notifications, requestGuard: requestGuard).register(into: &router)
         return router
     }
@@ -141,7 +151,29 @@ public final class AppleIDSimulator: Sendable {
             }
             terminator = front
         }
-        running.withLock { $0 = Running(server: server, terminator: terminator, port: port) }
+        var smtp: SMTPListener?
+        var smtpPort: UInt16 = 0
+        if let settings = configuration.mail {
+            let context = self.context
+            let listener = SMTPListener(
+                settings: settings, route: { context.route(recipient: $0, sender: $1) },
+                deliver: { mailFrom, recipients, data in
+                    let message = context.mailbox.add(receivedAt: context.now, mailFrom: mailFrom, recipients: recipients, data: data)
+                    context.logger.info(
+                        "mail accepted",
+                        metadata: ["id": "\(message.id)", "from": "\(mailFrom)", "to": "\(message.to.joined(separator: ","))"])
+                    return message.id
+                })
+            do {
+                smtpPort = try listener.start()
+            } catch {
+                terminator?.stop()
+                Task { await server.stop() }
+                throw error
+            }
+            smtp = listener
+        }
+        running.withLock { $0 = Running(server: server, terminator: terminator, port: port, smtp: smtp, smtpPort: smtpPort) }
         return port
     }
 
@@ -151,11 +183,15 @@ public final class AppleIDSimulator: Sendable {
             return state
         }) else { return }
         current.terminator?.stop()
+        current.smtp?.stop()
         await current.server.stop()
     }
 
     /// The port clients use; 0 before `start`.
     public var port: UInt16 { running.withLock { $0?.port ?? 0 } }
+
+    /// The SMTP listener's port on 127.0.0.1; 0 before `start` or without `mail` settings.
+    public var smtpPort: UInt16 { running.withLock { $0?.smtpPort ?? 0 } }
 
     /// Where clients reach the simulator, to configure as siwa-server's `apple_base_url`:
     /// `http://127.0.0.1:PORT`, or `https://localhost:PORT` in TLS mode (the certificate's name).
@@ -247,6 +283,32 @@ public final class AppleIDSimulator: Sendable {
     public func transfer(clientID: String, toTeam: String) throws -> SimulatorTransfer {
         try context.transfer(clientID: clientID, toTeam: toTeam)
     }
+
+    // MARK: Private Email Relay and the mailbox
+
+    /// Registers sending domains for a team's relay addresses (`POST /sim/relay/domains`);
+    /// returns all of the team's domains. The configured team when `teamID` is nil.
+    @discardableResult
+    public func registerRelayDomains(_ domains: [String], teamID: String? = nil) throws -> [String] {
+        try context.registerRelayDomains(domains, teamID: teamID ?? self.teamID)
+    }
+
+    /// The person turns forwarding off or on for one app (`POST /sim/relay/forwarding`).
+    public func setEmailForwarding(sub: String, clientID: String, enabled: Bool) throws {
+        _ = try context.setEmailForwarding(sub: sub, clientID: clientID, enabled: enabled)
+    }
+
+    /// The relay address the person behind `sub` has in their team.
+    public func relayEmail(sub: String) -> String? {
+        context.store.read { $0.persons[sub]?.relayEmail }
+    }
+
+    /// Messages the SMTP listener accepted, oldest first; only those to `address` when given.
+    public func mailbox(to address: String? = nil) -> [MailboxMessage] {
+        context.mailbox.messages(to: address)
+    }
+
+    public func clearMailbox() { context.mailbox.clear() }
 
     /// The simulated time, Unix seconds.
     public var now: Int64 { context.now }

@@ -23,12 +23,17 @@ public struct SimulatorConfiguration: Sendable {
     /// key costs about a tenth of a second of CPU, so a test suite that starts hundreds of
     /// simulators hands them out from a small pool instead.
     public var makeSigningKey: @Sendable () throws -> RSAPrivateKey
+    /// Also listen for SMTP on loopback: Private Email Relay and a mailbox. nil: no mail.
+    public var mail: SimulatorMailSettings?
+    /// Sending domains the configured team registers for Private Email Relay at start.
+    public var relayDomains: [String]
 
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, stateDirectory: String? = nil, teamID: String = "SIMTEAM001",
         keyID: String = "SIMKEY0001", developerKeyPEM: String? = nil, tls: Bool = false,
         clock: @escaping @Sendable () -> Int64 = SimulatorConfiguration.wallClock,
-        makeSigningKey: @escaping @Sendable () throws -> RSAPrivateKey = SimulatorConfiguration.generateSigningKey
+        makeSigningKey: @escaping @Sendable () throws -> RSAPrivateKey = SimulatorConfiguration.generateSigningKey,
+        mail: SimulatorMailSettings? = nil, relayDomains: [String] = []
     ) {
         self.host = host
         self.port = port
@@ -39,6 +44,8 @@ public struct SimulatorConfiguration: Sendable {
         self.tls = tls
         self.clock = clock
         self.makeSigningKey = makeSigningKey
+        self.mail = mail
+        self.relayDomains = relayDomains
     }
 
     @Sendable public static func generateSigningKey() throws -> RSAPrivateKey {

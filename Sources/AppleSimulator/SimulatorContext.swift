@@ -13,6 +13,8 @@ final class SimulatorContext: Sendable {
     let identityTokens = IdentityTokenMinter()
     let faults = FaultInjector()
     let calls = CallLog()
+    /// What the SMTP listener accepted.
+    let mailbox: Mailbox
     let logger: Logger
     /// Seconds `POST /sim/clock` added to `clock`; kept in the state too, so a restart with a
     /// state directory keeps the simulated time.
@@ -20,8 +22,9 @@ final class SimulatorContext: Sendable {
 
     init(
         primaryTeam: SimulatorTeam, clock: @escaping @Sendable () -> Int64, makeSigningKey: @escaping @Sendable () throws -> RSAPrivateKey,
-        store: SimulatorStore, logger: Logger
+        store: SimulatorStore, mailbox: Mailbox, logger: Logger
     ) {
+        self.mailbox = mailbox
         self.primaryTeam = primaryTeam
         self.clock = clock
         self.makeSigningKey = makeSigningKey

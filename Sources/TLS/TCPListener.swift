@@ -1,8 +1,8 @@
 import Glibc
 
 /// A listening TCP socket on an IP literal (or `localhost`, meaning 127.0.0.1).
-enum TCPListener {
-    static func open(host: String, port: UInt16, backlog: Int32 = 128) throws(TLSError) -> (fd: Int32, port: UInt16) {
+public enum TCPListener {
+    public static func open(host: String, port: UInt16, backlog: Int32 = 128) throws(TLSError) -> (fd: Int32, port: UInt16) {
         let literal = host == "localhost" ? "127.0.0.1" : host
         var storage = sockaddr_storage()
         let length: socklen_t

@@ -4,9 +4,9 @@ import SystemThread
 
 /// Starts named POSIX threads for the terminator, whose threads block in poll(2) and so must
 /// not be tasks on Swift's cooperative pool.
-enum ThreadLauncher {
+public enum ThreadLauncher {
     /// Starts a joinable thread; the caller joins it.
-    static func start(name: String, _ body: @escaping @Sendable () -> Void) throws(TLSError) -> pthread_t {
+    public static func start(name: String, _ body: @escaping @Sendable () -> Void) throws(TLSError) -> pthread_t {
         do {
             return try SystemThread.start(name: name, body)
         } catch {
@@ -14,29 +14,31 @@ enum ThreadLauncher {
         }
     }
 
-    static func startDetached(name: String, _ body: @escaping @Sendable () -> Void) throws(TLSError) {
+    public static func startDetached(name: String, _ body: @escaping @Sendable () -> Void) throws(TLSError) {
         pthread_detach(try start(name: name, body))
     }
 }
 
 /// Counts running threads so a stop can wait for all of them to have finished.
-final class RunningThreads: @unchecked Sendable {
+public final class RunningThreads: @unchecked Sendable {
     // Sendable because `count` is only touched while holding `condition`.
     private let condition = Condition()
     private var count = 0
 
-    func enter() {
+    public init() {}
+
+    public func enter() {
         condition.withLock { count += 1 }
     }
 
-    func leave() {
+    public func leave() {
         condition.withLock {
             count -= 1
             if count == 0 { condition.broadcast() }
         }
     }
 
-    func waitUntilNone() {
+    public func waitUntilNone() {
         condition.withLock {
             while count > 0 { condition.wait() }
         }

@@ -40,7 +40,8 @@ struct DemoCommand: AsyncParsableCommand {
         let application: Application
         do {
             simulator = try AppleIDSimulator(
-                configuration: SimulatorConfiguration(port: 0, stateDirectory: folder + "/apple-sim"), logger: Logger(label: "siwa.apple-sim"))
+                configuration: SimulatorConfiguration(port: 0, stateDirectory: folder + "/apple-sim", mail: SimulatorMailSettings()),
+                logger: Logger(label: "siwa.apple-sim"))
             try simulator.start()
             let publicURL = "http://localhost:\(port)"
             // Validated exactly as a configuration file would be.
@@ -78,6 +79,7 @@ struct DemoCommand: AsyncParsableCommand {
               Webhooks:  http://localhost:\(port)\(DemoWebhookReceiver.path)  (the events your backend would receive)
               API:       curl http://localhost:\(port)/openapi.json
               Simulator: \(simulator.baseURL)/sim/log  (what "Apple" received)
+              Mailbox:   \(simulator.baseURL)/mailbox  (mail the simulator received on SMTP 127.0.0.1:\(simulator.smtpPort))
               Ctrl-C stops the demo and deletes its database and keys.
 
             """

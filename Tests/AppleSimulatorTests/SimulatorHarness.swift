@@ -29,9 +29,13 @@ struct SimulatorHarness: Sendable {
     let minter: ClientSecretMinter
     let developerKey: P256PrivateKey
 
-    static func start(stateDirectory: String? = nil, tls: Bool = false, clock: TestClock = TestClock()) throws -> SimulatorHarness {
+    static func start(
+        stateDirectory: String? = nil, tls: Bool = false, clock: TestClock = TestClock(), mail: SimulatorMailSettings? = nil,
+        relayDomains: [String] = []
+    ) throws -> SimulatorHarness {
         var configuration = SimulatorConfiguration(
-            stateDirectory: stateDirectory, tls: tls, clock: { clock.now }, makeSigningKey: TestSigningKeys.source())
+            stateDirectory: stateDirectory, tls: tls, clock: { clock.now }, makeSigningKey: TestSigningKeys.source(), mail: mail,
+            relayDomains: relayDomains)
         configuration.port = 0
         let simulator = try AppleIDSimulator(configuration: configuration)
         try simulator.start()
@@ -156,10 +160,10 @@ func removeDirectory(_ path: String) {
 
 /// Runs `body` against a started simulator and stops it afterwards, whatever happened.
 func withSimulator(
-    stateDirectory: String? = nil, tls: Bool = false, clock: TestClock = TestClock(),
-    _ body: (SimulatorHarness) async throws -> Void
+    stateDirectory: String? = nil, tls: Bool = false, clock: TestClock = TestClock(), mail: SimulatorMailSettings? = nil,
+    relayDomains: [String] = [], _ body: (SimulatorHarness) async throws -> Void
 ) async throws {
-    let harness = try SimulatorHarness.start(stateDirectory: stateDirectory, tls: tls, clock: clock)
+    let harness = try SimulatorHarness.start(stateDirectory: stateDirectory, tls: tls, clock: clock, mail: mail, relayDomains: relayDomains)
     do {
         try await body(harness)
     } catch {

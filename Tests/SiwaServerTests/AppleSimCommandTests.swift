@@ -6,9 +6,12 @@ import Testing
     @Test func printsItsSettingsServesAppleKeysAndStopsOnSIGTERM() async throws {
         let folder = ServerProcess.makeFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let simulator = try ServerProcess(["apple-sim", "--port", "0", "--state-dir", folder + "/sim"])
+        let simulator = try ServerProcess([
+            "apple-sim", "--port", "0", "--state-dir", folder + "/sim", "--smtp-port", "0", "--relay-domain", "Example.com",
+            "--relay-domain", "mail.example.com",
+        ])
         var banner = ""
-        for _ in 0..<2400 where !banner.contains("SIWA_PRIVATE_KEY_FILE") {
+        for _ in 0..<2400 where !banner.contains("Relay domains") {
             try await Task.sleep(for: .milliseconds(25))
             banner = simulator.stdoutText
         }
@@ -21,6 +24,11 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: try #require(settings["SIWA_PRIVATE_KEY_FILE"])))
         let port = try #require(UInt16(baseURL.split(separator: ":").last ?? ""))
         await #expect(try HTTPRequest.get(port: port, path: "/auth/keys").contains(#""kty":"RSA""#))
+        // The SMTP listener's port, which was asked as any, is printed; the domains are registered.
+        let smtpLine = try #require(banner.split(separator: "\n").first { $0.contains("smtp_url: smtp://127.0.0.1:") })
+        #expect((UInt16(smtpLine.split(separator: ":").last ?? "") ?? 0) > 0)
+        #expect(banner.contains("Relay domains of SIMTEAM001: Example.com, mail.example.com"))
+        await #expect(try HTTPRequest.get(port: port, path: "/sim/relay/domains").contains(#""domains":["example.com","mail.example.com"]"#))
 
         // siwa-server accepts the simulator's developer key as its Sign in with Apple key.
         var environment = settings
@@ -30,5 +38,13 @@ import Testing
 
         simulator.signal(SIGTERM)
         #expect(await simulator.wait(seconds: 15) == 0)
+    }
+
+    @Test func aRelayDomainThatIsNotADomainNameStopsItAtOnce() async throws {
+        let folder = ServerProcess.makeFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let run = try await ServerProcess.run(["apple-sim", "--port", "0", "--state-dir", folder + "/sim", "--relay-domain", "not a domain"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("relay domain") && run.stderr.contains("is not a domain name"), "\(run.stderr)")
     }
 }

@@ -43,6 +43,14 @@ struct ControlAPI: Sendable {
             self.context.calls.clear()
             return ControlResponse.object([("calls", .array([]))])
         }
+        add(.post, "/sim/relay/domains") { request in await self.run(request, self.registerRelayDomains) }
+        add(.get, "/sim/relay/domains") { _ in self.listRelayDomains() }
+        add(.post, "/sim/relay/forwarding") { request in await self.run(request, self.setEmailForwarding) }
+        add(.get, "/sim/mailbox") { request in self.listMailbox(request) }
+        add(.delete, "/sim/mailbox") { _ in
+            self.context.mailbox.clear()
+            return ControlResponse.object([("messages", .array([]))])
+        }
     }
 
     private func run(_ request: HTTPRequest, _ body: (JSONObject) async throws(ControlFailure) -> HTTPResponse) async -> HTTPResponse {
@@ -171,6 +179,50 @@ struct ControlAPI: Sendable {
             throw ControlFailure("advance_seconds must be an integer of at most ten years either way.")
         }
         return ControlResponse.object([("now", .integer(context.advanceClock(by: seconds)))])
+    }
+
+    /// `{"team_id"?, "domains": [...]}` (or `"domain"`): the team registers sending domains
+    /// for Private Email Relay; the configured team when `team_id` is absent.
+    private func registerRelayDomains(_ object: JSONObject) throws(ControlFailure) -> HTTPResponse {
+        let teamID = try Self.optional(object, "team_id") ?? context.teamID
+        var domains: [String] = []
+        if let single = try Self.optional(object, "domain") { domains.append(single) }
+        if let value = object["domains"], !value.isNull {
+            guard let list = value.array, list.allSatisfy({ $0.string != nil }) else { throw ControlFailure("domains must be an array of strings.") }
+            domains += list.compactMap(\.string)
+        }
+        let registered = try context.registerRelayDomains(domains, teamID: teamID)
+        return ControlResponse.object([("team_id", .string(teamID)), ("domains", .array(registered.map { .string($0) }))])
+    }
+
+    private func listRelayDomains() -> HTTPResponse {
+        let teams = context.relayDomains.sorted { $0.key < $1.key }.map { team, domains in
+            JSONValue.object(JSONObject([("team_id", .string(team)), ("domains", .array(domains.map { .string($0) }))]))
+        }
+        return ControlResponse.object([("teams", .array(teams))])
+    }
+
+    /// `{"sub", "client_id", "enabled"}`: the person turns forwarding to their inbox off or on
+    /// for one app, without a notification (`/sim/notify` with `email-disabled` or
+    /// `email-enabled` does the same and tells the app).
+    private func setEmailForwarding(_ object: JSONObject) throws(ControlFailure) -> HTTPResponse {
+        let sub = try Self.required(object, "sub")
+        let clientID = try Self.required(object, "client_id")
+        guard let enabled = try Self.optionalFlag(object, "enabled") else { throw ControlFailure("enabled is required (true or false).") }
+        let grant = try context.setEmailForwarding(sub: sub, clientID: clientID, enabled: enabled)
+        return ControlResponse.object([
+            ("sub", .string(grant.sub)), ("client_id", .string(grant.clientID)), ("email", .optional(grant.email)),
+            ("is_private_email", .bool(grant.isPrivateEmail)), ("email_forwarding", .bool(grant.emailForwarding)),
+        ])
+    }
+
+    /// `?to=address` keeps the messages that reached or were sent to it.
+    private func listMailbox(_ request: HTTPRequest) -> HTTPResponse {
+        guard let query = try? FormFields(parsing: request.query ?? "") else {
+            return ControlFailure("The query string is malformed.").response
+        }
+        let messages = context.mailbox.messages(to: query.nonEmpty("to"))
+        return ControlResponse.object([("messages", .array(messages.map(\.json)))])
     }
 
     private func addFault(_ object: JSONObject) throws(ControlFailure) -> HTTPResponse {

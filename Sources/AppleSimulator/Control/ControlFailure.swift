@@ -2,7 +2,7 @@ import HTTPServer
 import JSON
 
 /// A control API request the simulator cannot act on: 400 `invalid_request`.
-struct ControlFailure: Error, Sendable, Equatable {
+struct ControlFailure: Error, Sendable, Equatable, CustomStringConvertible {
     let description: String
 
     init(_ description: String) { self.description = description }

@@ -15,6 +15,7 @@ struct NotificationSender: Sendable {
 
     func send(_ event: NotificationEvent, to url: String) async throws -> (status: Int, jti: String) {
         let (payload, jti) = try context.signNotification(event)
+        context.recordForwardingChange(event)
         let request = HTTPClientRequest(
             method: "POST", url: url, headers: [("Content-Type", "application/json")],
             body: JSONWriter.bytes(.object(JSONObject([("payload", .string(payload))]))))

@@ -12,7 +12,8 @@ enum HTML {
         return #"<input type="hidden" id="\#(name)" name="\#(name)" value="\#(escape(value))">"#
     }
 
-    static func document(title: String, body: String) -> String {
+    /// `wide` for pages of lists (the mailbox) rather than a sign-in sheet.
+    static func document(title: String, body: String, wide: Bool = false) -> String {
         """
         <!DOCTYPE html>
         <html lang="en">
@@ -24,7 +25,7 @@ enum HTML {
         <style>\(style)</style>
         </head>
         <body>
-        <main class="sheet">
+        <main class="sheet\(wide ? " wide" : "")">
         \(body)
         </main>
         <p class="footnote">Apple ID simulator — for development and tests only. No Apple account is used.</p>
@@ -72,6 +73,13 @@ enum HTML {
         .error h1{color:#b3261e}
         .detail{font-family:ui-monospace,Menlo,monospace;font-size:13px;color:#6e6e73;word-break:break-all}
         .footnote{font-size:12px;color:#86868b;margin-top:18px;text-align:center}
+        .sheet.wide{max-width:860px;text-align:left}
+        .mail{border-top:1px solid #d2d2d7;padding:16px 0 8px}
+        .mail h2{font-size:17px;font-weight:600;margin:0 0 4px}
+        .meta{font-size:13px;color:#6e6e73;margin:0 0 8px;word-break:break-all}
+        .mail pre{white-space:pre-wrap;word-break:break-word;font:13px/1.5 ui-monospace,Menlo,monospace;margin:8px 0}
+        .mail summary{font-size:13px;color:#6e6e73;cursor:pointer}
+        a{color:#0066cc}
         @media (prefers-color-scheme:dark){body{background:#000;color:#f5f5f7}.sheet{background:#1c1c1e}
         h1,.client{color:#f5f5f7}input[type=email],input[type=text]{background:#2c2c2e;color:#f5f5f7;border-color:#3a3a3c}
         label.choice{border-color:#3a3a3c}}

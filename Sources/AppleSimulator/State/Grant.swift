@@ -9,6 +9,9 @@ struct Grant: Sendable, Equatable {
     /// The address shared with this client, real or relay; nil when `email` was not in scope.
     var email: String?
     var isPrivateEmail: Bool
+    /// Whether Hide My Email forwards mail sent to this client's relay address; the person
+    /// turns it off and on in Settings (`email-disabled` / `email-enabled`, APPLE.md §7).
+    var emailForwarding = true
     var createdAt: Int64
 
     var key: String { Self.key(sub: sub, clientID: clientID) }
@@ -18,7 +21,8 @@ struct Grant: Sendable, Equatable {
     var json: JSONValue {
         .object(.compact([
             ("sub", .string(sub)), ("client_id", .string(clientID)), ("email", .optional(email)),
-            ("is_private_email", .bool(isPrivateEmail)), ("created_at", .integer(createdAt)),
+            ("is_private_email", .bool(isPrivateEmail)), ("email_forwarding", emailForwarding ? nil : .bool(false)),
+            ("created_at", .integer(createdAt)),
         ]))
     }
 
@@ -35,5 +39,6 @@ struct Grant: Sendable, Equatable {
         self.init(
             sub: sub, clientID: clientID, email: json.text("email"), isPrivateEmail: json.flag("is_private_email") ?? false,
             createdAt: json.number("created_at") ?? 0)
+        emailForwarding = json.flag("email_forwarding") ?? true
     }
 }

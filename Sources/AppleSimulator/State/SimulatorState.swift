@@ -24,6 +24,9 @@ struct SimulatorState: Sendable {
     var transfers: [String: AppTransfer] = [:]
     /// Seconds `POST /sim/clock` added to the configured clock.
     var clockOffset: Int64 = 0
+    /// Sending domains each team registered for Private Email Relay (lower-cased), by team ID:
+    /// mail to a relay address is forwarded only from these (APPLE.md §10b).
+    var relayDomains: [String: Set<String>] = [:]
     /// `team \n account` → `sub`, so a sign-in does not scan every person.
     private var subjectsByAccount: [String: String] = [:]
     private var lastPrune: Int64 = .min
@@ -194,6 +197,9 @@ struct SimulatorState: Sendable {
             ("owners", .object(JSONObject(owners.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))),
             ("transfers", .array(transfers.values.sorted { $0.clientID < $1.clientID }.map(\.json))),
             ("clock_offset", .integer(clockOffset)),
+            ("relay_domains", .object(JSONObject(relayDomains.sorted { $0.key < $1.key }.map { team, domains in
+                (team, .array(domains.sorted().map { .string($0) }))
+            }))),
         ]))
     }
 
@@ -238,6 +244,10 @@ struct SimulatorState: Sendable {
             if let transfer = entry.object.flatMap(AppTransfer.init(json:)) { state.transfers[transfer.clientID] = transfer }
         }
         state.clockOffset = root.number("clock_offset") ?? 0
+        for member in root["relay_domains"]?.object ?? JSONObject() {
+            let domains = (member.value.array ?? []).compactMap(\.string)
+            if !domains.isEmpty { state.relayDomains[member.key] = Set(domains) }
+        }
         return (state, root.text("developer_key"))
     }
 }

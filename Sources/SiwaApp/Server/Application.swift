@@ -177,7 +177,7 @@ public final class Application: Sendable {
         }
 
         let signInMode: Pages.SignInMode =
-            demo ? .demo : .apple(clientID: configuration.webClientID ?? "", redirectURI: configuration.redirectURI)
+            demo ? .demo(mailboxURL: configuration.appleBaseURL + "/mailbox") : .apple(clientID: configuration.webClientID ?? "", redirectURI: configuration.redirectURI)
         let csrf = CSRFToken(dataKey: dataKey)
         let webSignIn = WebSignIn(
             configuration: configuration, store: store.webSignIns, sessions: sessions, signIn: signIn, cookies: cookies, logger: logger,

@@ -7,7 +7,7 @@ enum PageText: String, Sendable, CaseIterable {
     // The Sign in with Apple button (Apple's own titles)
     case appleSignIn, appleContinue, appleFailed
     // The sign-in page
-    case homeTitle, homeLead, homeLeadDemo, homeDemoWebhooks, homeCancelled, homeDeleted, homeSignedOut
+    case homeTitle, homeLead, homeLeadDemo, homeDemoWebhooks, homeDemoMailbox, homeDemoMailboxLink, homeCancelled, homeDeleted, homeSignedOut
     case homeResetRequested, homeResetDone, formEmail, formPassword, forgotPassword, sendResetCode, signInWithEmail
     case signInButton, createAccountHeading, formGivenName, passwordRules, createAccountButton
     // What the sign-in page and the reset page say for a form's error=

@@ -96,8 +96,9 @@ enum Pages {
 
     /// How `/` signs people in.
     enum SignInMode: Sendable {
-        /// `siwa-server demo`: the button leads to the simulator's consent page.
-        case demo
+        /// `siwa-server demo`: the button leads to the simulator's consent page; the
+        /// simulator's mailbox page shows the mail it relayed and received.
+        case demo(mailboxURL: String)
         /// Real Apple: the button is the redirect flow, and Sign in with Apple JS turns it
         /// into popup mode where the browser allows.
         case apple(clientID: String, redirectURI: String)
@@ -127,9 +128,11 @@ enum Pages {
         var link = button.html(href: language.carried("/auth/apple/login"), language: language.language)
         if !attributes.isEmpty, let end = link.firstIndex(of: ">") { link.insert(contentsOf: attributes, at: end) }
         var noticeHTML = notice.map { #"<p class="notice" role="status">\#(language.html($0))</p>"# } ?? ""
-        if case .demo = mode {
+        if case .demo(let mailboxURL) = mode {
             let path = HTMLText.escape(DemoWebhookReceiver.path)
             noticeHTML += #"<p class="muted">\#(language.html(.homeDemoWebhooks, markup: ["link": #"<a href="\#(path)">\#(path)</a>"#]))</p>"#
+            let mailbox = #"<a id="demo-mailbox" href="\#(HTMLText.escape(mailboxURL))">\#(language.html(.homeDemoMailboxLink))</a>"#
+            noticeHTML += #"<p class="muted">\#(language.html(.homeDemoMailbox, markup: ["link": mailbox]))</p>"#
         }
         return document(
             title: .homeTitle,
