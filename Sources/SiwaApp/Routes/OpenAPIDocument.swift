@@ -855,7 +855,7 @@ enum OpenAPIDocument {
           },
           "User": {
             "type": "object",
-            "required": ["id", "apple_sub", "email", "email_verified", "is_private_email", "email_forwarding", "real_user_status", "name", "apple_credential", "external_id", "sign_in_methods", "created_at", "updated_at"],
+            "required": ["id", "apple_sub", "email", "email_verified", "is_private_email", "email_forwarding", "real_user_status", "name", "apple_credential", "external_id", "sign_in_methods", "locale", "created_at", "updated_at"],
             "properties": {
               "id": {"type": "string"},
               "apple_sub": {"type": ["string", "null"], "description": "null for a user without an Apple ID."},
@@ -871,6 +871,7 @@ enum OpenAPIDocument {
               "apple_credential": {"enum": ["authorized", "revoked", null], "description": "null for a user without an Apple ID."},
               "external_id": {"type": ["string", "null"]},
               "sign_in_methods": {"type": "array", "items": {"enum": ["apple", "password"]}},
+              "locale": {"enum": ["en", "ko"], "description": "The language of the mail written to the user: set at creation from `Accept-Language`, changed by `PATCH /api/account`."},
               "created_at": {"type": "string", "format": "date-time"},
               "updated_at": {"type": "string", "format": "date-time"}
             }

@@ -2,6 +2,7 @@ import HTTPClient
 import HTTPServer
 import Logging
 import Passwords
+import SMTP
 import Store
 import Synchronization
 
@@ -24,6 +25,8 @@ public final class Application: Sendable {
     private let refreshValidator: RefreshValidator?
     /// Delivers the webhook outbox when `webhook_url` is set.
     private let webhookDeliverer: WebhookDeliverer?
+    /// Delivers the mail outbox when `smtp_url` is set.
+    let mailDeliverer: MailDeliverer?
     private let housekeeping: Housekeeping
     /// Sessions' last-use times, written in batches; what is pending is written at stop.
     private let lastSeen: LastSeenBatcher
@@ -51,7 +54,10 @@ public final class Application: Sendable {
         self.logger = logger
         // The vault's key is settled at start: a missing or unusable key stops the server here,
         // not at the first sign-in.
-        let (store, dataKey) = try Store.open(configuration, connections: configuration.threads + 2, logger: logger)
+        let metrics = Metrics()
+        self.metrics = metrics
+        let (store, dataKey) = try Store.open(
+            configuration, connections: configuration.threads + 2, logger: logger, suppressed: metrics.emailSuppressed)
         self.store = store
         do {
             accessTokenKeys = try AccessTokenKeys(
@@ -61,8 +67,6 @@ public final class Application: Sendable {
             store.close()
             throw error
         }
-        let metrics = Metrics()
-        self.metrics = metrics
 
         let apple: AppleServices
         do {
@@ -140,6 +144,19 @@ public final class Application: Sendable {
         } else {
             webhookDeliverer = nil
         }
+        if let url = configuration.smtpURL, let from = configuration.emailFrom {
+            do {
+                let client = try SMTPClient(configuration: SMTPConfiguration(url: url, extraCAFile: configuration.smtpCAFile))
+                mailDeliverer = MailDeliverer(
+                    queue: store.mail, client: client, from: from, publicURL: configuration.publicURL,
+                    retention: Int64(configuration.emailRetention.components.seconds), metrics: metrics.mail, logger: logger, clock: clocks.wall)
+            } catch {
+                store.close()
+                throw error
+            }
+        } else {
+            mailDeliverer = nil
+        }
         let deletion = AccountDeletion(store: store, revoker: revoker, clock: clocks.wall)
         router.add(.delete, "/api/account", deletion.route(authenticator))
         // Without admin_token the admin API does not exist: every /admin path is 404.
@@ -158,7 +175,7 @@ public final class Application: Sendable {
         passwordHasher = hasher
         let passwords = PasswordAccounts(
             store: store, hasher: hasher, sessionTTL: Int64(configuration.sessionTTL.components.seconds),
-            canDeliverResetCodes: configuration.webhookURL != nil, emailSuppressed: metrics.emailSuppressed, clock: clocks.wall)
+            canDeliverResetCodes: configuration.webhookURL != nil || configuration.smtpURL != nil, emailSuppressed: metrics.emailSuppressed, clock: clocks.wall)
         PasswordRoutes(accounts: passwords, signIn: signIn, authenticator: authenticator, cookies: cookies, trustedProxies: trustedProxies)
             .register(on: &router, limited: limited)
 
@@ -223,6 +240,7 @@ public final class Application: Sendable {
             if let refreshValidator { $0.append(Task { await refreshValidator.run() }) }
             // Events committed before a stop or a crash are in the outbox; delivery resumes.
             if let webhookDeliverer { $0.append(Task { await webhookDeliverer.run() }) }
+            if let mailDeliverer { $0.append(Task { await mailDeliverer.run() }) }
         }
         logger.info("listening", metadata: [
             "address": .string(ListenAddress(host: configuration.listen.host, port: port).description),
