@@ -27,3 +27,16 @@ extension Store {
         try outbox.mail.enqueue("account_deleted", to: user, values: ["when": String(now)], now: now, in: connection)
     }
 }
+
+extension Store {
+    /// `PATCH /api/account {"locale"}`: the language of the user's mail (`en` or `ko`). nil
+    /// when there is no such user. Not a `user.updated`: no field SPEC §8 names changes.
+    public func setLocale(userID: String, locale: String, now: Int64) async throws -> UserRecord? {
+        try await engine.write { connection -> UserRecord? in
+            guard let before = try UserStore.user(id: userID, in: connection) else { return nil }
+            guard before.locale != locale else { return before }
+            try connection.run("UPDATE users SET locale = ?, updated_at = ? WHERE id = ?", [.text(locale), .integer(now), .text(userID)])
+            return try UserStore.user(id: userID, in: connection)
+        }
+    }
+}

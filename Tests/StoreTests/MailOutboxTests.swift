@@ -43,6 +43,7 @@ struct MailOutboxTests {
     static func signUp(_ store: Store, _ email: String, code: String, locale: String = "en", now: Int64 = 1_000) async throws -> Store.SignedIn {
         var signUp = PasswordSignUp(email: email, hash: "$scrypt$h1", sessionTTL: 86_400, verification: Self.code(.verifyEmail, code))
         signUp.locale = locale
+        signUp.deviceName = "Safari on iPhone"
         return try await store.createPasswordUser(signUp, now: now)
     }
 
@@ -213,6 +214,85 @@ struct MailOutboxTests {
             _ = try await store.requestPasswordReset(email: "ada@example.com", code: Self.code(.passwordReset, "r"), now: 101)
             #expect(try await store.mail.claimDue(now: 101, lease: 30, limit: 10).map(\.kind) == ["password_reset"])
             #expect(first.kind == "verify_email")
+        }
+    }
+
+    /// What the messages waiting say, as `kind to change device` lines (opened, oldest first).
+    static func notices(_ store: Store, now: Int64) async throws -> [String] {
+        try await store.mail.claimDue(now: now, lease: 0, limit: 100).map {
+            [$0.kind, $0.recipient, $0.values["change"] ?? "-", $0.values["device"] ?? "-"].joined(separator: " ")
+        }
+    }
+
+    /// SPEC §13: a security notice for each change of a way in, to a proven email, written
+    /// with its change (a refused change writes none); `account_deleted` after the account is
+    /// deleted, to the email it had.
+    @Test(arguments: Engine.available)
+    func securityChangesAndTheDeletionAreMailedToAProvenEmail(_ engine: Engine) async throws {
+        try await Self.withMailStore(engine) { store in
+            let made = try await Self.signUp(store, "ada@example.com", code: "v", now: 1_000)
+            let (id, session) = (made.user.id, made.session.record.id)
+            // Unproven, the address gets its code and nothing else.
+            _ = try await store.setPassword(userID: id, checkedHash: "$scrypt$h1", newHash: "h2", keptSessionID: session, attempts: nil, now: 1_100)
+            #expect(try await Self.notices(store, now: 1_100) == ["verify_email ada@example.com - -"])
+            _ = try await store.verifyEmail(codeHash: SHA256.hash("v"), now: 1_200)
+            try await store.mail.markDelivered(id: try #require(try await store.mail.claimDue(now: 1_200, lease: 0, limit: 1).first).id)
+
+            _ = try await store.setPassword(userID: id, checkedHash: "h2", newHash: "h3", keptSessionID: session, attempts: nil, now: 1_300)
+            await #expect(throws: PasswordAccountConflict.passwordChanged) {
+                _ = try await store.setPassword(userID: id, checkedHash: "wrong", newHash: "h4", keptSessionID: session, attempts: nil, now: 1_310)
+            }
+            var write = PasswordStoreTests.appleWrite(sub: "001.ada", token: "t1", now: 1_400)
+            write.deviceName = "iPhone"
+            _ = try await store.bindAppleID(AppleBinding(userID: id, write: write, makesSession: false), now: 1_400)
+            _ = try await store.unbindAppleID(userID: id, sessionID: session, now: 1_500, firstAttemptAt: 1_500)
+            _ = try await store.bindAppleID(AppleBinding(userID: id, write: PasswordStoreTests.appleWrite(sub: "001.ada", token: "t2", now: 1_600), makesSession: false), now: 1_600)
+            _ = try await store.removePassword(userID: id, sessionID: session, now: 1_700)
+            #expect(try await Self.notices(store, now: 1_700) == [
+                "security_notice ada@example.com password_changed Safari on iPhone",
+                "security_notice ada@example.com apple_linked iPhone",
+                "security_notice ada@example.com apple_unlinked Safari on iPhone",
+                "security_notice ada@example.com apple_linked iPhone",
+                "security_notice ada@example.com password_removed Safari on iPhone",
+            ])
+            let whens = try await store.mail.claimDue(now: 1_700, lease: 0, limit: 100).map { $0.values["when"] }
+            #expect(whens == ["1300", "1400", "1500", "1600", "1700"])
+
+            _ = try await store.deleteUser(userID: id, now: 1_800, firstAttemptAt: 1_800)
+            let last = try #require(try await store.mail.claimDue(now: 1_800, lease: 0, limit: 100).last)
+            #expect(last.kind == "account_deleted" && last.recipient == "ada@example.com" && last.values == ["when": "1800"])
+            #expect(last.userID == id)
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func aResetIsNoticedWithoutADevice(_ engine: Engine) async throws {
+        try await Self.withMailStore(engine) { store in
+            _ = try await Self.signUp(store, "ada@example.com", code: "v", now: 1_000)
+            _ = try await store.requestPasswordReset(email: "ada@example.com", code: Self.code(.passwordReset, "r"), now: 1_000)
+            _ = try await store.resetPassword(codeHash: SHA256.hash("r"), newHash: "h2", now: 1_100)
+            #expect(try await Self.notices(store, now: 1_100).last == "security_notice ada@example.com password_reset —")
+            // The admin's deletion is not the person's: no account_deleted.
+            let id = try #require(try await store.passwordCredential(email: "ada@example.com")?.userID)
+            _ = try await store.deleteUser(userID: id, reason: .admin, now: 1_200, firstAttemptAt: 1_200)
+            #expect(try await Self.notices(store, now: 1_200).count == 3)
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func theLocaleIsSetAndChanged(_ engine: Engine) async throws {
+        try await Self.withMailStore(engine) { store in
+            let made = try await Self.signUp(store, "ada@example.com", code: "v", locale: "ko", now: 1_000)
+            #expect(try await store.users.user(id: made.user.id)?.locale == "ko")
+            #expect(try await store.setLocale(userID: made.user.id, locale: "en", now: 1_100)?.locale == "en")
+            #expect(try await store.users.user(id: made.user.id)?.updatedAt == 1_100)
+            #expect(try await store.setLocale(userID: "usr_none", locale: "en", now: 1_100) == nil)
+            var write = PasswordStoreTests.appleWrite(sub: "002.kim", token: "t1")
+            write.locale = "ko"
+            #expect(try await store.completeSignIn(write, now: 1_000).user.locale == "ko")
+            // The schema holds the two languages only.
+            await #expect(throws: (any Error).self) { _ = try await store.setLocale(userID: made.user.id, locale: "fr", now: 1_200) }
+            #expect(try await store.users.user(id: made.user.id)?.locale == "en")
         }
     }
 

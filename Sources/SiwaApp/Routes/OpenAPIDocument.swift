@@ -351,6 +351,22 @@ enum OpenAPIDocument {
           }
         },
         "/api/account": {
+          "patch": {
+            "tags": ["account"], "operationId": "updateAccount",
+            "summary": "Sets the language of the mail written to the user.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+              "type": "object", "required": ["locale"], "additionalProperties": false,
+              "properties": {"locale": {"enum": ["en", "ko"]}}
+            }}}},
+            "responses": {
+              "200": {"description": "The user, changed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/Unauthenticated"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"}
+            }
+          },
           "delete": {
             "tags": ["account"], "operationId": "deleteAccount",
             "summary": "Deletes the account: sessions end at once, Apple's tokens are revoked (or queued until Apple accepts).",

@@ -96,7 +96,8 @@ public final class Application: Sendable {
             sessions: sessions, batcher: lastSeen, idleTTL: idleTTL, publicOrigin: configuration.publicOrigin, clock: clocks.wall)
         metrics.countActiveSessions { try? await sessions.countLive(now: clocks.wall(), idleTTL: idleTTL) }
         housekeeping = Housekeeping(store: store, idleTTL: idleTTL, logger: logger, clock: clocks.wall)
-        AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: store.replay, limited: limited)
+        AccountRoutes.register(
+            on: &router, authenticator: authenticator, sessions: sessions, replay: store.replay, accounts: store, limited: limited)
         ForwardAuthRoute.register(on: &router, authenticator: authenticator)
         AccessTokenRoutes.register(
             on: &router, authenticator: authenticator,
