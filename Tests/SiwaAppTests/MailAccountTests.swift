@@ -1,5 +1,7 @@
 import Foundation
 import JSON
+import Logging
+@testable import Store
 import SMTP
 import Testing
 import TestSupport
@@ -68,5 +70,36 @@ struct MailAccountTests {
         #expect(await receiver.wait { $0.contains { $0.type == "user.updated" } })
         #expect(!receiver.deliveries.contains { $0.type == "user.email_verification_requested" }, "no webhook carries the code")
         await fixture.stop()
+    }
+}
+
+extension MailAccountTests {
+    /// The store the server opens with `smtp_url` reports a message dropped for a relay address
+    /// whose forwarding is off in `siwa_email_suppressed_total{reason="relay_disabled"}`.
+    @Test func aRelayAddressWithoutForwardingIsCountedAsSuppressed() async throws {
+        let folder = NSTemporaryDirectory() + "siwa-mail-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var configuration = try Configuration(settings: [:], isTerminal: false)
+        configuration.database = folder + "/siwa.sqlite3"
+        configuration.dataKey = [UInt8](repeating: 3, count: 32)
+        configuration.smtpURL = try SMTPURL("smtp://127.0.0.1:2525")
+        configuration.emailFrom = try MailAddress(parsing: "noreply@siwa.example.com")
+        let metrics = Metrics()
+        let (store, _) = try Store.open(configuration, connections: 2, logger: Logger(label: "test"), suppressed: metrics.emailSuppressed)
+        defer { store.close() }
+        let id = try await store.engine.write { connection in
+            let user = try UserStore.upsertOnSignIn(
+                in: connection,
+                identity: VerifiedIdentity(appleSub: "relay.9", email: "r9@privaterelay.appleid.com", emailVerified: true, isPrivateEmail: true),
+                profile: nil, now: 1_000
+            ).user
+            try connection.run("UPDATE users SET email_forwarding = 'disabled' WHERE id = ?", [.text(user.id)])
+            return user.id
+        }
+        _ = try await store.deleteUser(userID: id, now: 1_100, firstAttemptAt: 1_100)
+        #expect(try await store.mail.depth().count == 0)
+        #expect(metrics.emailSuppressed.count("relay_disabled") == 1)
+        #expect(await metrics.render().contains(#"siwa_email_suppressed_total{reason="relay_disabled"} 1"#))
     }
 }

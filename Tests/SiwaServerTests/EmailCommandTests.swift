@@ -45,6 +45,7 @@ struct EmailCommandTests {
 
         #expect(try await Self.signUp(port: port, "refuse-550@example.com").hasPrefix("HTTP/1.1 201"))
         #expect(try await WebhookCommandTests.metric(port, #"siwa_email_deliveries_total{kind="verify_email",outcome="failed"} 1"#))
+        #expect(try await WebhookCommandTests.metric(port, "siwa_email_queue_depth 0\n"), "a failed message is not waiting")
         let listed = try await command(["failed"])
         #expect(listed.status == 0, "\(listed.stderr)")
         let id = try #require(listed.stdout.split(separator: "\n").dropFirst().first?.split(separator: " ").first.map(String.init))
