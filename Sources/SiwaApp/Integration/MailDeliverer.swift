@@ -39,9 +39,10 @@ struct MailDeliverer: Sendable {
     static let maxBackoff: Int64 = 900
     /// Messages claimed at once, sent one after another over the kept connection.
     static let batch = 16
-    /// Longer than a batch can take when the server answers (each step has 10 s, and a batch
-    /// stops at the first failure that is not one message's own), so two instances never send
-    /// one message at once; one that dies mid-batch leaves its messages to another afterwards.
+    /// Longer than a batch can take when the server answers (each step has 10 s, and after a
+    /// failure that is the connection's the rest of the batch is not attempted), so two
+    /// instances never send one message at once; one that dies mid-batch leaves its messages
+    /// to another afterwards.
     static let lease: Int64 = 300
     /// How often an idle worker looks for due messages (a read; a claim only when one is due).
     static let pollInterval: Duration = .milliseconds(250)
