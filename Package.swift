@@ -5,7 +5,7 @@
 //   siwa-server (executable, CLI)
 //     -> SiwaApp (configuration, routes, metrics, logging, assembly)
 //       -> HTTPServer (HTTP/1.1 on epoll sockets)     -> CZlib, CSystem
-//       -> Store (the schema, records and transactions) -> SQLite -> CSQLite
+//       -> Store (the schema, records and transactions, the outboxes) -> SQLite -> CSQLite, JSON
 //                                                     -> PostgreSQL -> CLibPQ (libpq: several instances)
 //       -> JOSE (JWS, Apple's token rules, client secret) -> JSON, OpenSSLCrypto -> COpenSSL
 //       -> AppleClient (JWKS cache, Apple's REST endpoints) -> HTTPClient (HTTPS) -> TLS
@@ -72,13 +72,12 @@ let package = Package(
             dependencies: ["HTTPServer", "HTTPClient", "JOSE", "JSON", "OpenSSLCrypto", "TLS", "WireFormat", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "Store", dependencies: ["SQLite", "PostgreSQL", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
+        .target(name: "Store", dependencies: ["SQLite", "PostgreSQL", "JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .target(
             name: "SiwaApp",
             dependencies: [
                 "HTTPServer", "Store", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "Passwords", "SystemThread", "WireFormat",
-                "MailTemplates",
-                .product(name: "Logging", package: "swift-log"),
+                "SMTP", "MailTemplates", .product(name: "Logging", package: "swift-log"),
             ],
             // The pages' words in English and Korean (Web/Strings/pages.<language>.txt).
             resources: [.embedInCode("Web/Strings")],
@@ -126,8 +125,7 @@ let package = Package(
             name: "SiwaAppTests",
             dependencies: [
                 "SiwaApp", "AppleSimulator", "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JSON", "JOSE", "TestSupport", "WireFormat",
-                "MailTemplates",
-                .product(name: "Logging", package: "swift-log"),
+                "SMTP", "MailTemplates", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

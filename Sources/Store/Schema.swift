@@ -301,6 +301,35 @@ public enum Schema {
                 );
                 """
         ),
+        // SPEC §13: mail. Each user's language for the mail written to them; the mail outbox,
+        // written in the same transaction as the change that causes a message, with the
+        // delivery columns of `webhook_events` (the queue machinery is shared) but no order per
+        // user. `body` holds the template's values (sealed with `data_key` when they hold a
+        // code); `message_id` is chosen at enqueue so that every retry is the same message.
+        // `user_id` is kept as text, not a reference: `account_deleted` outlives its user.
+        Migration(
+            version: 13,
+            name: "mail_outbox",
+            sql: """
+                ALTER TABLE users ADD COLUMN locale TEXT NOT NULL DEFAULT 'en' CHECK (locale IN ('en', 'ko'));
+                CREATE TABLE mail_messages(
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    user_id TEXT,
+                    kind TEXT NOT NULL,
+                    recipient TEXT NOT NULL,
+                    language TEXT NOT NULL,
+                    message_id TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at INTEGER NOT NULL,
+                    last_error TEXT,
+                    failed_at INTEGER
+                );
+                CREATE INDEX mail_messages_due ON mail_messages(next_attempt_at) WHERE failed_at IS NULL;
+                """
+        ),
     ]
 
     /// The newest version this build knows.

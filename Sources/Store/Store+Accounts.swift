@@ -65,6 +65,7 @@ extension Store {
             // Sessions and stored tokens go with the user (ON DELETE CASCADE).
             _ = try UserStore.delete(in: connection, userID: userID)
             try outbox.append(.userDeleted, .deleted(user, reason: reason), now: now, in: connection)
+            if reason == .accountDeleted { try Self.noticeAccountDeleted(user, now: now, outbox: outbox, in: connection) }
             return UserDeletion(user: user, revocation: pending)
         }
         if deletion != nil { sessions.dropCached(userID: userID) }

@@ -78,6 +78,10 @@ extension Store {
                 }
                 let after = try Self.existingUser(binding.userID, in: connection)
                 try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+                if before.appleSub == nil {
+                    let device = try write.deviceName ?? Self.deviceName(sessionID: binding.sessionID, in: connection)
+                    try Self.noticeSecurityChange("apple_linked", user: after, device: device, now: now, outbox: outbox, in: connection)
+                }
                 let session = binding.makesSession
                     ? try SessionStore.create(in: connection, userID: binding.userID, deviceName: write.deviceName, now: now, ttl: write.sessionTTL)
                     : nil
@@ -89,8 +93,9 @@ extension Store {
     /// `DELETE /api/account/apple`: the Apple ID is unbound and its token (refresh, else
     /// access) goes into the revocation queue, due at `firstAttemptAt`, in one transaction with
     /// `user.updated`. Only while the user has a password (else `lastSignInMethod`); a user
-    /// without an Apple ID is returned unchanged.
-    public func unbindAppleID(userID: String, now: Int64, firstAttemptAt: Int64) async throws -> UserRecord {
+    /// without an Apple ID is returned unchanged. `sessionID` names the device in the security
+    /// notice.
+    public func unbindAppleID(userID: String, sessionID: String? = nil, now: Int64, firstAttemptAt: Int64) async throws -> UserRecord {
         let (vault, queue, outbox) = (self.vault, revocations, self.outbox)
         return try await engine.write { connection in
             let before = try Self.lockedUser(userID, in: connection)
@@ -108,6 +113,9 @@ extension Store {
                 "UPDATE users SET apple_sub = NULL, apple_credential = 'authorized', updated_at = ? WHERE id = ?", [.integer(now), .text(userID)])
             let after = try Self.existingUser(userID, in: connection)
             try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+            try Self.noticeSecurityChange(
+                "apple_unlinked", user: after, device: try Self.deviceName(sessionID: sessionID, in: connection), now: now, outbox: outbox,
+                in: connection)
             return after
         }
     }

@@ -28,12 +28,20 @@ extension Store {
         return .issued
     }
 
-    /// How a code reaches its inbox: today the team's backend gets it in a webhook event
-    /// (sealed with `data_key` while it waits) and mails it. Mail sent by this server takes
-    /// over here.
+    /// How a code reaches its inbox: with `smtp_url`, a message of the code's kind, its values
+    /// sealed with `data_key` while it waits (the link is made at delivery, from `public_url`),
+    /// and no webhook; else the team's backend gets it in a webhook event (sealed likewise) and
+    /// mails it.
     static func sendCode(
         _ code: EmailCode, userID: String, email: String, now: Int64, outbox: WebhookOutbox, in connection: any SQLConnection
     ) throws {
+        if outbox.mail.isOn {
+            let user = try existingUser(userID, in: connection)
+            try outbox.mail.enqueue(
+                code.kind.rawValue, to: user, address: email, values: ["code": code.code, "expires_at": String(code.expiresAt)], sealed: true,
+                now: now, in: connection)
+            return
+        }
         switch code.kind {
         case .verifyEmail:
             try outbox.append(

@@ -53,6 +53,8 @@ public struct PasswordSignUp: Sendable {
     public var sessionTTL: Int64
     /// The `verify_email` code sent to the new account's email (SPEC §13).
     public var verification: EmailCode
+    /// The new user's language (`en` or `ko`), from the request's `Accept-Language`.
+    public var locale = "en"
 
     public init(email: String, hash: String, sessionTTL: Int64, verification: EmailCode) {
         self.email = email
@@ -150,10 +152,11 @@ extension Store {
                 try connection.run(
                     """
                     INSERT INTO users(id, apple_sub, email, email_verified, is_private_email, real_user_status,
-                        given_name, family_name, created_at, updated_at)
-                    VALUES (?, NULL, ?, 0, 0, 'unsupported', ?, ?, ?, ?)
+                        given_name, family_name, locale, created_at, updated_at)
+                    VALUES (?, NULL, ?, 0, 0, 'unsupported', ?, ?, ?, ?, ?)
                     """,
-                    [.text(id), .text(email), Self.nonEmpty(signUp.givenName), Self.nonEmpty(signUp.familyName), .integer(now), .integer(now)])
+                    [.text(id), .text(email), Self.nonEmpty(signUp.givenName), Self.nonEmpty(signUp.familyName), .text(signUp.locale),
+                     .integer(now), .integer(now)])
                 try connection.run(
                     "INSERT INTO password_credentials(user_id, email, hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
                     [.text(id), .text(normalized), .text(signUp.hash), .integer(now), .integer(now)])
@@ -220,6 +223,9 @@ extension Store {
                 if let attempts { try PasswordAttempts.release(attempts, in: connection) }
                 let after = try Self.existingUser(userID, in: connection)
                 try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+                try Self.noticeSecurityChange(
+                    before.hasPassword ? "password_changed" : "password_set", user: after,
+                    device: try Self.deviceName(sessionID: keptSessionID, in: connection), now: now, outbox: outbox, in: connection)
                 return after
             }
         }
@@ -284,13 +290,15 @@ extension Store {
             try PasswordAttempts.forget(email: credential.email, in: connection)
             let after = try Self.existingUser(userID, in: connection)
             try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+            try Self.noticeSecurityChange("password_reset", user: after, device: nil, now: now, outbox: outbox, in: connection)
             return after
         }
     }
 
     /// `DELETE /api/account/password`: only while the user has an Apple ID to sign in with
-    /// (else `lastSignInMethod`). A user without a password is returned unchanged.
-    public func removePassword(userID: String, now: Int64) async throws -> UserRecord {
+    /// (else `lastSignInMethod`). A user without a password is returned unchanged. `sessionID`
+    /// names the device in the security notice.
+    public func removePassword(userID: String, sessionID: String? = nil, now: Int64) async throws -> UserRecord {
         let outbox = self.outbox
         return try await engine.write { connection in
             let before = try Self.lockedUser(userID, in: connection)
@@ -300,6 +308,9 @@ extension Store {
             try Self.touch(userID, now: now, in: connection)
             let after = try Self.existingUser(userID, in: connection)
             try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+            try Self.noticeSecurityChange(
+                "password_removed", user: after, device: try Self.deviceName(sessionID: sessionID, in: connection), now: now, outbox: outbox,
+                in: connection)
             return after
         }
     }

@@ -27,6 +27,8 @@ public struct SignInWrite: Sendable {
     public var nonce: String?
     public var appleTokens: AppleTokenGrant?
     public var deviceName: String?
+    /// A new user's language (`en` or `ko`, SPEC §13), from the request's `Accept-Language`.
+    public var locale = "en"
     public var sessionTTL: Int64
 
     public init(identity: VerifiedIdentity, tokenHash: [UInt8], tokenExpiresAt: Int64, sessionTTL: Int64) {
@@ -146,7 +148,7 @@ extension Store {
         }
         let before = try moved ?? (outbox.renderer == nil ? nil : UserStore.user(appleSub: write.identity.appleSub, in: connection))
         let (user, created) = try UserStore.upsertOnSignIn(
-            in: connection, identity: write.identity, profile: write.profile ?? adopted?.profile, now: now)
+            in: connection, identity: write.identity, profile: write.profile ?? adopted?.profile, locale: write.locale, now: now)
         try proveAppleEmail(write.identity, userID: user.id, now: now, outbox: outbox, in: connection)
         if created {
             try outbox.append(.userCreated, .user(user), now: now, in: connection)

@@ -29,6 +29,8 @@ public final class Store: Sendable {
     let outbox: WebhookOutbox
     /// The outbox's events on their way to the receiver.
     public let webhooks: WebhookQueue
+    /// The mail outbox's messages on their way to the SMTP server (SPEC §13).
+    public let mail: MailQueue
 
     /// Opens the database at `path` (creating it and its folder) with its schema brought up
     /// to date; refuses a database migrated by a newer build. `dataKey` gives the key that seals
@@ -36,24 +38,29 @@ public final class Store: Sendable {
     /// `busyTimeout` for a lock another process holds, then fails with `StoreUnavailable`.
     public convenience init(
         path: String, readers: Int = 4, busyTimeout: Duration = Connection.defaultBusyTimeout, events: WebhookEventRenderer? = nil,
-        dataKey: () throws -> [UInt8]
+        mail: MailSettings? = nil, dataKey: () throws -> [UInt8]
     ) throws {
         let database = try StoreOpener.open(path: path, readers: readers, busyTimeout: busyTimeout)
         do {
             try self.init(
                 engine: SQLiteEngine(database: database), database: database,
-                caching: SessionStore.cache(for: database).map(SessionCaching.tracked) ?? .none, events: events, dataKey: dataKey())
+                caching: SessionStore.cache(for: database).map(SessionCaching.tracked) ?? .none, events: events, mail: mail,
+                dataKey: dataKey())
         } catch {
             database.close()
             throw error
         }
     }
 
-    init(engine: any StoreEngine, database: Database?, caching: SessionCaching, events: WebhookEventRenderer?, dataKey: [UInt8]) throws {
+    init(
+        engine: any StoreEngine, database: Database?, caching: SessionCaching, events: WebhookEventRenderer?, mail: MailSettings? = nil,
+        dataKey: [UInt8]
+    ) throws {
         self.engine = engine
         let cipher = try AESGCM(key: dataKey)
-        outbox = WebhookOutbox(renderer: events, cipher: cipher)
+        outbox = WebhookOutbox(renderer: events, cipher: cipher, mail: MailOutbox(settings: mail, cipher: cipher))
         webhooks = WebhookQueue(engine: engine, cipher: cipher)
+        self.mail = MailQueue(engine: engine, cipher: cipher)
         self.database = database
         vault = try AppleTokenVault(engine: engine, key: dataKey)
         revocations = try RevocationQueue(engine: engine, key: dataKey)
@@ -71,16 +78,17 @@ public final class Store: Sendable {
     /// Opens the store `location` names: a PostgreSQL URL (`postgres://…` or `postgresql://…`,
     /// as libpq reads it), else a SQLite file path. On PostgreSQL the schema is migrated first,
     /// under an advisory lock, then a pool of `connections` serves every call. With `events`,
-    /// every change to a user appends its webhook event in the change's transaction.
+    /// every change to a user appends its webhook event in the change's transaction; with `mail`
+    /// (`smtp_url` set), changes that mail someone write the message in theirs.
     /// `busyTimeout` is SQLite's (nil: 5 s); PostgreSQL's connections fail rather than wait.
     public static func open(
         _ location: String, connections: Int, busyTimeout: Duration? = nil, events: WebhookEventRenderer? = nil,
-        dataKey: () throws -> [UInt8]
+        mail: MailSettings? = nil, dataKey: () throws -> [UInt8]
     ) throws -> Store {
         guard isPostgres(location) else {
             return try Store(
                 path: location, readers: connections, busyTimeout: busyTimeout ?? Connection.defaultBusyTimeout, events: events,
-                dataKey: dataKey)
+                mail: mail, dataKey: dataKey)
         }
         try migratePostgres(location)
         let pool = try PostgresEngine.mappingUnavailable { try PostgresPool(location, size: connections, applicationName: "siwa-server") }
@@ -104,7 +112,7 @@ public final class Store: Sendable {
         }
         let engine = PostgresEngine(pool: pool, url: location, listener: listener, cache: cache)
         do {
-            return try Store(engine: engine, database: nil, caching: .notified(cache), events: events, dataKey: dataKey())
+            return try Store(engine: engine, database: nil, caching: .notified(cache), events: events, mail: mail, dataKey: dataKey())
         } catch {
             engine.close()
             throw error

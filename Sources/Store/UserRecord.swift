@@ -31,6 +31,8 @@ public struct UserRecord: Sendable, Equatable {
     public var externalID: String?
     /// Whether the user can sign in with an email and password (SPEC §9).
     public var hasPassword: Bool
+    /// The language of the mail written to the user (SPEC §13): `en` or `ko`.
+    public var locale: String
     public var createdAt: Int64
     public var updatedAt: Int64
 
@@ -44,7 +46,7 @@ public struct UserRecord: Sendable, Equatable {
     /// existence also updates the user row, so caches keyed on that row stay true.
     static let columns = """
         u.id, u.apple_sub, u.email, u.email_verified, u.is_private_email, u.email_forwarding,
-        u.real_user_status, u.given_name, u.family_name, u.apple_credential, u.external_id, u.created_at, u.updated_at,
+        u.real_user_status, u.given_name, u.family_name, u.apple_credential, u.external_id, u.locale, u.created_at, u.updated_at,
         EXISTS (SELECT 1 FROM password_credentials p WHERE p.user_id = u.id) AS has_password
         """
 
@@ -61,6 +63,7 @@ public struct UserRecord: Sendable, Equatable {
         appleCredential = try Self.decode(row.string("apple_credential"))
         externalID = try row.optionalString("external_id")
         hasPassword = try row.bool("has_password")
+        locale = try row.string("locale")
         createdAt = try row.int64("created_at")
         updatedAt = try row.int64("updated_at")
     }

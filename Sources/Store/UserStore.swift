@@ -74,9 +74,10 @@ public struct UserStore: Sendable {
     /// Precedence (SPEC §4 `USER`): the token's email, `email_verified` and
     /// `is_private_email` always win; `profile` (unsigned) fills in name and email only at
     /// creation, and an email known only from it is stored unverified. Signing in restores
-    /// `apple_credential` to `authorized` (after `consent-revoked`).
+    /// `apple_credential` to `authorized` (after `consent-revoked`). `locale` is a new user's
+    /// language (SPEC §13), from the request.
     public static func upsertOnSignIn(
-        in connection: any SQLConnection, identity: VerifiedIdentity, profile: ClientProfile?, now: Int64
+        in connection: any SQLConnection, identity: VerifiedIdentity, profile: ClientProfile?, locale: String = "en", now: Int64
     ) throws -> (user: UserRecord, created: Bool) {
         if let existing = try user(appleSub: identity.appleSub, in: connection) {
             if let email = identity.email {
@@ -112,15 +113,15 @@ public struct UserStore: Sendable {
         try connection.run(
             """
             INSERT INTO users(id, apple_sub, email, email_verified, is_private_email, email_forwarding,
-                real_user_status, given_name, family_name, apple_credential, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'authorized', ?, ?)
+                real_user_status, given_name, family_name, apple_credential, locale, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'authorized', ?, ?, ?)
             """,
             [
                 .text(id), .text(identity.appleSub), email.map(SQLiteValue.text) ?? .null,
                 SQLiteValue(fromToken && identity.emailVerified), SQLiteValue(isPrivate),
                 isPrivate ? .text("enabled") : .null,
                 .text((identity.realUserStatus ?? .unsupported).rawValue),
-                nonEmpty(profile?.givenName), nonEmpty(profile?.familyName),
+                nonEmpty(profile?.givenName), nonEmpty(profile?.familyName), .text(locale),
                 .integer(now), .integer(now),
             ]
         )

@@ -1,6 +1,5 @@
 import OpenSSLCrypto
 import SQLite
-import WireFormat
 
 /// The events of SPEC §8 that a change to a user emits.
 public enum WebhookEventType: String, Sendable, CaseIterable {
@@ -49,6 +48,9 @@ struct WebhookOutbox: Sendable {
     let renderer: WebhookEventRenderer?
     /// Seals the bodies that carry a secret (`WebhookBodySeal`).
     let cipher: AESGCM
+    /// The mail outbox, carried here because every change that may mail someone already takes
+    /// this outbox into its transaction.
+    let mail: MailOutbox
 
     /// Appends one event for `data`'s user, due at once.
     func append(_ type: WebhookEventType, _ data: WebhookEventData, now: Int64, in connection: any SQLConnection) throws {
@@ -75,28 +77,13 @@ struct WebhookOutbox: Sendable {
     }
 }
 
-/// A body that carries a secret waits in the outbox sealed with `data_key`: a password reset
-/// code is a credential, and SPEC §9 keeps only its hash, so a copy of the database (a backup,
-/// a replica) must not hold a live code while its event waits for a receiver that is down.
-/// Other bodies hold nothing the users table does not, and stay readable JSON.
+/// A webhook body that carries a code, sealed while it waits (`OutboxBodySeal`).
 enum WebhookBodySeal {
-    /// Marks a sealed body; a rendered body is JSON and starts with `{`.
-    static let prefix = "sealed:"
-
     static func seal(_ body: String, id: String, with cipher: AESGCM) throws -> String {
-        prefix + Base64.url.encode(try cipher.seal(Array(body.utf8), associatedData: associatedData(id: id)))
+        try OutboxBodySeal.seal(body, id: id, table: .webhooks, with: cipher)
     }
 
-    /// The body as it was rendered; nil for a sealed body that does not open (another
-    /// `data_key`, an altered row, or no key at hand).
     static func open(_ stored: String, id: String, with cipher: AESGCM?) -> String? {
-        guard stored.hasPrefix(prefix) else { return stored }
-        guard let cipher, let sealed = Base64.url.decode(stored.utf8.dropFirst(prefix.utf8.count)),
-              let body = try? cipher.open(sealed, associatedData: associatedData(id: id))
-        else { return nil }
-        return String(decoding: body, as: UTF8.self)
+        OutboxBodySeal.open(stored, id: id, table: .webhooks, with: cipher)
     }
-
-    /// Binds the sealed body to its event: moved to another row, it does not open.
-    private static func associatedData(id: String) -> [UInt8] { Array("webhook_events.body\u{0}\(id)".utf8) }
 }

@@ -8,7 +8,7 @@ struct SiwaServer: AsyncParsableCommand {
         abstract: "The server side of Sign in with Apple: sign-in, sessions, notifications and token upkeep.",
         subcommands: [
             ServeCommand.self, DemoCommand.self, MigrateCommand.self, CheckConfigCommand.self, DoctorCommand.self, ClientSecretCommand.self,
-            VerifyTokenCommand.self, AppleSimCommand.self, CopyDatabaseCommand.self, UsersCommand.self, WebhooksCommand.self,
+            VerifyTokenCommand.self, AppleSimCommand.self, CopyDatabaseCommand.self, UsersCommand.self, WebhooksCommand.self, EmailCommand.self,
             RotateSigningKeyCommand.self, TransferCommand.self,
         ]
     )

@@ -64,8 +64,9 @@ import Testing
         #expect(reply.status == 200)
         let user = try #require(reply.json)
         #expect(user.keys == ["id", "apple_sub", "email", "email_verified", "is_private_email", "email_forwarding",
-                              "real_user_status", "name", "apple_credential", "external_id", "sign_in_methods", "created_at", "updated_at"])
+                              "real_user_status", "name", "apple_credential", "external_id", "sign_in_methods", "locale", "created_at", "updated_at"])
         #expect(user["external_id"] == .null)
+        #expect(user["locale"] == .string("en"))
         #expect(user["sign_in_methods"] == .array([.string("apple")]))
         #expect(user["id"]?.string == id)
         #expect(user["email_verified"] == .bool(true) && user["is_private_email"] == .bool(true))

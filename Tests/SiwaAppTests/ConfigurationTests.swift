@@ -518,7 +518,36 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         .init("allowed_return_schemes", "com.example.app,JavaScript"),
         .init("allowed_return_schemes", "1app"),
         .init("allowed_return_schemes", "com.example.app,,x"),
+        .init("smtp_url", "https://mail.example.com", also: ["SIWA_EMAIL_FROM": "noreply@example.com"]),
+        .init("smtp_url", "smtp://mailer:\(secretMarker)@mail example.com", also: ["SIWA_EMAIL_FROM": "noreply@example.com"]),
+        .init("smtp_url", "smtp://mailer:\(secretMarker)@mail.example.com/path", also: ["SIWA_EMAIL_FROM": "noreply@example.com"]),
+        .init("email_from", "", also: ["SIWA_SMTP_URL": "smtp://mailer:\(secretMarker)@mail.example.com"]),
+        .init("email_from", "Siwa <not an address>", also: ["SIWA_SMTP_URL": "smtp://mail.example.com"]),
+        .init("email_from", "noreply@example.com\r\nBcc: x@example.com", also: ["SIWA_SMTP_URL": "smtp://mail.example.com"]),
+        .init("smtp_ca_file", "/nonexistent/siwa/smtp-ca.pem"),
+        .init("email_retention", "0"),
+        .init("email_retention", "a while"),
     ]
+
+    /// SPEC §13: the mail settings as typed values; the password only ever shown masked.
+    @Test func mailSettingsLoadAndTheSMTPPasswordIsMasked() throws {
+        let config = try load([
+            "SIWA_SMTP_URL": "smtps://mailer%40example.com:\(secretMarker)@mail.example.com",
+            "SIWA_EMAIL_FROM": "Siwa Server <noreply@example.com>",
+            "SIWA_EMAIL_RETENTION": "2h",
+        ])
+        #expect(config.smtpURL?.host == "mail.example.com" && config.smtpURL?.port == 465)
+        #expect(config.emailFrom?.address == "noreply@example.com" && config.emailFrom?.displayName == "Siwa Server")
+        #expect(config.emailRetention == .seconds(7_200))
+        let summary = Dictionary(uniqueKeysWithValues: config.summary().map { ($0.key, $0.value) })
+        #expect(summary["smtp_url"] == "smtps://mailer%40example.com:***@mail.example.com:465")
+        #expect(summary["email_retention"] == "2h")
+        #expect(!config.summary().map(\.value).joined().contains(secretMarker))
+
+        let defaults = try load([:])
+        #expect(defaults.smtpURL == nil && defaults.emailFrom == nil && defaults.emailRetention == .seconds(86_400))
+        #expect(try load(["SIWA_EMAIL_FROM": "noreply@example.com"]).emailFrom?.address == "noreply@example.com", "a sender alone sends nothing")
+    }
 
     @Test(arguments: invalidSettings)
     func invalidValueNamesItsKey(setting: InvalidSetting) {

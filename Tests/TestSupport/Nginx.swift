@@ -97,7 +97,7 @@ public final class Nginx: Sendable {
 
     /// A port the kernel just gave out and took back (nginx cannot be told to bind port 0 and
     /// report it); a race with another process taking it is possible but unlikely on loopback.
-    private static func freePort() throws -> UInt16 {
+    public static func freePort() throws -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
         defer { close(fd) }

@@ -59,7 +59,7 @@ struct PasswordAccounts: Sendable {
     // MARK: - Sign-up and sign-in
 
     func signUp(
-        email: String, password: String, givenName: String?, familyName: String?, deviceName: String?
+        email: String, password: String, givenName: String?, familyName: String?, deviceName: String?, locale: String = "en"
     ) async throws -> SignedIn {
         let email = try Self.checkedEmail(email)
         if let weakness = PasswordPolicy.weakness(of: password, email: email) { throw PasswordFailure.weakPassword(weakness) }
@@ -70,6 +70,7 @@ struct PasswordAccounts: Sendable {
         signUp.givenName = givenName
         signUp.familyName = familyName
         signUp.deviceName = deviceName
+        signUp.locale = locale
         do {
             let made = try await store.createPasswordUser(signUp, now: clock())
             count(made.verification ?? .issued)
@@ -171,9 +172,10 @@ struct PasswordAccounts: Sendable {
         }
     }
 
-    func removePassword(userID: String) async throws -> UserRecord {
+    /// `sessionID`: the session asking, whose device the security notice names.
+    func removePassword(userID: String, sessionID: String? = nil) async throws -> UserRecord {
         do {
-            return try await store.removePassword(userID: userID, now: clock())
+            return try await store.removePassword(userID: userID, sessionID: sessionID, now: clock())
         } catch PasswordAccountConflict.lastSignInMethod {
             throw PasswordFailure.lastSignInMethod
         }

@@ -20,6 +20,8 @@ struct SignIn: Sendable {
         var nonce: String?
         var profile: ClientProfile?
         var deviceName: String?
+        /// A new user's language (`RequestLocale`).
+        var locale = "en"
     }
 
     struct Success: Sendable {
@@ -190,6 +192,7 @@ struct SignIn: Sendable {
             sessionTTL: Int64(configuration.sessionTTL.components.seconds))
         write.profile = input.profile
         write.deviceName = input.deviceName
+        write.locale = input.locale
         // Without a code nothing was committed yet: the nonce is used up with the session.
         write.nonce = input.authorizationCode == nil ? input.nonce : nil
         write.appleTokens = tokens.map { AppleTokenGrant(clientID: audience, refreshToken: $0.refreshToken, accessToken: $0.accessToken) }

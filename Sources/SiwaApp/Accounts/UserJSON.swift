@@ -29,6 +29,7 @@ enum UserJSON {
             ("apple_credential", user.appleSub == nil ? .null : .string(user.appleCredential.rawValue)),
             ("external_id", user.externalID.map(JSONValue.string) ?? .null),
             ("sign_in_methods", .array(user.signInMethods.map(JSONValue.string))),
+            ("locale", .string(user.locale)),
             ("created_at", .string(RFC3339.format(user.createdAt))),
             ("updated_at", .string(RFC3339.format(user.updatedAt))),
         ])

@@ -72,6 +72,7 @@ public struct Doctor: Sendable {
         checks.append(await keysCheck(http, configuration))
         checks.append(ConfigurationCheck.checkDatabase(configuration.database).asDoctorCheck)
         if let url = configuration.webhookURL { checks.append(await webhookReceiverCheck(url)) }
+        if let smtp = await smtpCheck(configuration) { checks.append(smtp) }
         return checks
     }
 

@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
+import SMTP
 import Store
 import WireFormat
 
@@ -337,6 +338,36 @@ extension Configuration {
             }
             allowedReturnSchemes = accepted
         }
+        try applyMail(reader)
+    }
+
+    /// SPEC §13's settings. The URL is never quoted in an error: it may hold the SMTP password.
+    private mutating func applyMail(_ reader: SettingsReader) throws(ConfigurationError) {
+        if let text = try reader.string(.smtpURL) {
+            do {
+                smtpURL = try SMTPURL(text)
+            } catch {
+                throw ConfigurationError(.smtpURL, "\(error.description) (e.g. smtp://user:password@mail.example.com or smtps://mail.example.com:465)")
+            }
+        }
+        if let text = try reader.string(.emailFrom) {
+            do {
+                emailFrom = try MailAddress(parsing: text)
+            } catch {
+                throw ConfigurationError(.emailFrom, "\(ConfigurationError.quote(text)) must be Name <address@domain> or address@domain")
+            }
+        }
+        if smtpURL != nil && emailFrom == nil {
+            throw ConfigurationError(.emailFrom, "is required with smtp_url (Name <address@domain> or address@domain)")
+        }
+        if let path = try reader.string(.smtpCAFile) {
+            let text = try Self.readText(path, key: .smtpCAFile)
+            guard text.contains("-----BEGIN CERTIFICATE-----") else {
+                throw ConfigurationError(.smtpCAFile, "\(ConfigurationError.quote(path)) contains no -----BEGIN CERTIFICATE----- block")
+            }
+            smtpCAFile = path
+        }
+        emailRetention = try Self.positive(reader, .emailRetention) ?? emailRetention
     }
 
     /// Each listed page may read what a signed-in person's browser gets back, cookie included:

@@ -48,6 +48,10 @@ extension Configuration {
             case .accessTokenAudience: value = accessTokenAudience
             case .signingKeyRotation: value = DurationParser.format(signingKeyRotation)
             case .allowedReturnSchemes: value = list(allowedReturnSchemes)
+            case .smtpURL: value = optional(smtpURL?.redacted)
+            case .emailFrom: value = optional(emailFrom?.description)
+            case .smtpCAFile: value = optional(smtpCAFile)
+            case .emailRetention: value = DurationParser.format(emailRetention)
             }
             return (key.rawValue, value)
         }

@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
+import SMTP
 
 /// Every setting of SPEC section 3, typed and validated.
 ///
@@ -73,6 +74,15 @@ public struct Configuration: Sendable, Equatable {
     public var webhookBackoff: Duration
     /// How long a failing event is retried before it is marked failed.
     public var webhookRetention: Duration
+    /// Where mail goes (SPEC §13); nil: no mail is sent (codes go by webhook). Its password is
+    /// never printed (`SMTPURL` shows itself masked).
+    public var smtpURL: SMTPURL?
+    /// The sender of every message; required with `smtpURL`.
+    public var emailFrom: MailAddress?
+    /// Extra CA certificates (PEM) trusted for the SMTP server.
+    public var smtpCAFile: String?
+    /// How long a message that cannot be delivered is retried before it is marked failed.
+    public var emailRetention: Duration
     /// One delivery attempt's deadline: SPEC §8's 10 s. Not a configuration key; tests that
     /// must tell "during an attempt" from "after it" on a loaded machine lengthen it.
     public var webhookAttemptDeadline: Duration = .seconds(10)
@@ -145,6 +155,10 @@ public struct Configuration: Sendable, Equatable {
         webhookSecret = nil
         webhookBackoff = .seconds(5)
         webhookRetention = .seconds(3 * 86_400)
+        smtpURL = nil
+        emailFrom = nil
+        smtpCAFile = nil
+        emailRetention = .seconds(86_400)
         adminToken = nil
         accessTokenTTL = .seconds(300)
         accessTokenAudienceSetting = nil

@@ -37,6 +37,10 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case accessTokenAudience = "access_token_audience"
     case signingKeyRotation = "signing_key_rotation"
     case allowedReturnSchemes = "allowed_return_schemes"
+    case smtpURL = "smtp_url"
+    case emailFrom = "email_from"
+    case smtpCAFile = "smtp_ca_file"
+    case emailRetention = "email_retention"
 
     /// `SIWA_` + the key upper-cased.
     public var environmentName: String { "SIWA_" + rawValue.uppercased() }

@@ -12,8 +12,9 @@ public final class Metrics: Sendable {
         name: "siwa_refresh_validations_total", help: "Re-validations of stored refresh tokens with Apple, by outcome.", label: "outcome")
     let revocations = RevocationMetrics()
     let webhooks = WebhookMetrics()
-    /// SPEC §13: codes not sent, by why (`rate`: the address's hourly limit).
-    let emailSuppressed = LabeledCounter(name: "siwa_email_suppressed_total", help: "Email codes not sent, by reason.", label: "reason")
+    let mail = MailMetrics()
+    /// SPEC §13: mail not sent, by why (`rate`: the address's hourly limit; `relay_disabled`).
+    let emailSuppressed = LabeledCounter(name: "siwa_email_suppressed_total", help: "Email not sent, by reason (rate: a code past its address's hourly limit; relay_disabled: Apple's relay does not forward to the user).", label: "reason")
     /// Reset requests' work, run after the answer (`EmailRequestQueue`): `done`, `failed`, `dropped`.
     let emailRequests = LabeledCounter(
         name: "siwa_email_requests_total", help: "Reset requests' work after the answer, by outcome.", label: "outcome")
@@ -35,6 +36,7 @@ public final class Metrics: Sendable {
         refreshValidations.render(into: &output)
         revocations.render(into: &output)
         webhooks.render(into: &output)
+        mail.render(into: &output)
         emailSuppressed.render(into: &output)
         emailRequests.render(into: &output)
         if let counter = activeSessions.withLock({ $0 }), let count = await counter() {

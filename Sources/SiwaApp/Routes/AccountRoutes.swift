@@ -6,7 +6,7 @@ import Store
 enum AccountRoutes {
     /// - Parameter limited: wraps the routes that write for clients not signed in (`rate_limit`).
     static func register(
-        on router: inout Router, authenticator: SessionAuthenticator, sessions: SessionStore, replay: ReplayGuard,
+        on router: inout Router, authenticator: SessionAuthenticator, sessions: SessionStore, replay: ReplayGuard, accounts: Store,
         limited: (@escaping HTTPHandler) -> HTTPHandler
     ) {
         router.add(.post, "/api/auth/apple/nonce", limited { _ in
@@ -20,6 +20,21 @@ enum AccountRoutes {
         router.add(.get, "/api/me") { request in
             let found = try await authenticator.authenticate(request, origin: .notChecked)
             return HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(UserJSON.value(found.user)))
+        }
+
+        // SPEC §13: the language of the user's mail.
+        router.add(.patch, "/api/account") { request in
+            let found = try await authenticator.authenticate(request, origin: .ours)
+            let patch: AccountPatch
+            do {
+                patch = try AccountPatch(parsing: request.body)
+            } catch {
+                throw APIError.invalidRequest("\(error)")
+            }
+            guard let user = try await accounts.setLocale(userID: found.user.id, locale: patch.locale.rawValue, now: authenticator.clock()) else {
+                throw APIError.userNotFound
+            }
+            return HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(UserJSON.value(user)))
         }
 
         router.add(.post, "/api/logout") { request in

@@ -10,7 +10,9 @@ struct NativeSignInRoute: Sendable {
     let cookies: SessionCookies
 
     func handle(_ request: HTTPRequest) async throws(SignIn.Failure) -> HTTPResponse {
-        let result = try await signIn.run(try Self.parse(request.body), requestID: request.requestID)
+        var input = try Self.parse(request.body)
+        input.locale = RequestLocale.of(request)
+        let result = try await signIn.run(input, requestID: request.requestID)
         var response = Self.response(user: result.user, session: result.session, created: result.created)
         if cookies.isSameOrigin(request) { response.headers.add("Set-Cookie", cookies.session(result.session)) }
         return response

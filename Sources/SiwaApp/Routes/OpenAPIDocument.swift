@@ -352,6 +352,22 @@ enum OpenAPIDocument {
           }
         },
         "/api/account": {
+          "patch": {
+            "tags": ["account"], "operationId": "updateAccount",
+            "summary": "Sets the language of the mail written to the user.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+              "type": "object", "required": ["locale"], "additionalProperties": false,
+              "properties": {"locale": {"enum": ["en", "ko"]}}
+            }}}},
+            "responses": {
+              "200": {"description": "The user, changed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/Unauthenticated"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"}
+            }
+          },
           "delete": {
             "tags": ["account"], "operationId": "deleteAccount",
             "summary": "Deletes the account: sessions end at once, Apple's tokens are revoked (or queued until Apple accepts).",
@@ -859,7 +875,7 @@ enum OpenAPIDocument {
           },
           "User": {
             "type": "object",
-            "required": ["id", "apple_sub", "email", "email_verified", "is_private_email", "email_forwarding", "real_user_status", "name", "apple_credential", "external_id", "sign_in_methods", "created_at", "updated_at"],
+            "required": ["id", "apple_sub", "email", "email_verified", "is_private_email", "email_forwarding", "real_user_status", "name", "apple_credential", "external_id", "sign_in_methods", "locale", "created_at", "updated_at"],
             "properties": {
               "id": {"type": "string"},
               "apple_sub": {"type": ["string", "null"], "description": "null for a user without an Apple ID."},
@@ -875,6 +891,7 @@ enum OpenAPIDocument {
               "apple_credential": {"enum": ["authorized", "revoked", null], "description": "null for a user without an Apple ID."},
               "external_id": {"type": ["string", "null"]},
               "sign_in_methods": {"type": "array", "items": {"enum": ["apple", "password"]}},
+              "locale": {"enum": ["en", "ko"], "description": "The language of the mail written to the user: set at creation from `Accept-Language`, changed by `PATCH /api/account`."},
               "created_at": {"type": "string", "format": "date-time"},
               "updated_at": {"type": "string", "format": "date-time"}
             }

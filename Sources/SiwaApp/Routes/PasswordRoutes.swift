@@ -33,7 +33,7 @@ struct PasswordRoutes: Sendable {
             email: try body.required("email"),
             password: try body.required("password"),
             givenName: given, familyName: family,
-            deviceName: try body.deviceName())
+            deviceName: try body.deviceName(), locale: RequestLocale.of(request))
         return signedIn(made.user, made.session, created: true, status: 201, request: request)
     }
 
@@ -58,7 +58,7 @@ struct PasswordRoutes: Sendable {
 
     func removePassword(_ request: HTTPRequest) async throws -> HTTPResponse {
         let found = try await authenticator.authenticate(request, origin: .ours)
-        return Self.user(try await accounts.removePassword(userID: found.user.id))
+        return Self.user(try await accounts.removePassword(userID: found.user.id, sessionID: found.session.id))
     }
 
     func resetRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -134,7 +134,7 @@ struct PasswordRoutes: Sendable {
         let now = authenticator.clock()
         let user: UserRecord
         do {
-            user = try await accounts.store.unbindAppleID(userID: found.user.id, now: now, firstAttemptAt: now)
+            user = try await accounts.store.unbindAppleID(userID: found.user.id, sessionID: found.session.id, now: now, firstAttemptAt: now)
         } catch PasswordAccountConflict.lastSignInMethod {
             throw PasswordFailure.lastSignInMethod
         }

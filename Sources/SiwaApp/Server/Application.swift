@@ -2,6 +2,7 @@ import HTTPClient
 import HTTPServer
 import Logging
 import Passwords
+import SMTP
 import Store
 import Synchronization
 
@@ -24,6 +25,8 @@ public final class Application: Sendable {
     private let refreshValidator: RefreshValidator?
     /// Delivers the webhook outbox when `webhook_url` is set.
     private let webhookDeliverer: WebhookDeliverer?
+    /// Delivers the mail outbox when `smtp_url` is set.
+    let mailDeliverer: MailDeliverer?
     private let housekeeping: Housekeeping
     /// Sessions' last-use times, written in batches; what is pending is written at stop.
     private let lastSeen: LastSeenBatcher
@@ -53,7 +56,10 @@ public final class Application: Sendable {
         self.logger = logger
         // The vault's key is settled at start: a missing or unusable key stops the server here,
         // not at the first sign-in.
-        let (store, dataKey) = try Store.open(configuration, connections: configuration.threads + 2, logger: logger)
+        let metrics = Metrics()
+        self.metrics = metrics
+        let (store, dataKey) = try Store.open(
+            configuration, connections: configuration.threads + 2, logger: logger, suppressed: metrics.emailSuppressed)
         self.store = store
         do {
             accessTokenKeys = try AccessTokenKeys(
@@ -63,8 +69,6 @@ public final class Application: Sendable {
             store.close()
             throw error
         }
-        let metrics = Metrics()
-        self.metrics = metrics
 
         let apple: AppleServices
         do {
@@ -95,7 +99,8 @@ public final class Application: Sendable {
             crossOrigins: Set(configuration.corsOrigins), clock: clocks.wall)
         metrics.countActiveSessions { try? await sessions.countLive(now: clocks.wall(), idleTTL: idleTTL) }
         housekeeping = Housekeeping(store: store, idleTTL: idleTTL, logger: logger, clock: clocks.wall)
-        AccountRoutes.register(on: &router, authenticator: authenticator, sessions: sessions, replay: store.replay, limited: limited)
+        AccountRoutes.register(
+            on: &router, authenticator: authenticator, sessions: sessions, replay: store.replay, accounts: store, limited: limited)
         ForwardAuthRoute.register(on: &router, authenticator: authenticator)
         AccessTokenRoutes.register(
             on: &router, authenticator: authenticator,
@@ -143,6 +148,19 @@ public final class Application: Sendable {
         } else {
             webhookDeliverer = nil
         }
+        if let url = configuration.smtpURL, let from = configuration.emailFrom {
+            do {
+                let client = try SMTPClient(configuration: SMTPConfiguration(url: url, extraCAFile: configuration.smtpCAFile))
+                mailDeliverer = MailDeliverer(
+                    queue: store.mail, client: client, from: from, publicURL: configuration.publicURL,
+                    retention: Int64(configuration.emailRetention.components.seconds), metrics: metrics.mail, logger: logger, clock: clocks.wall)
+            } catch {
+                store.close()
+                throw error
+            }
+        } else {
+            mailDeliverer = nil
+        }
         let deletion = AccountDeletion(store: store, revoker: revoker, clock: clocks.wall)
         router.add(.delete, "/api/account", deletion.route(authenticator))
         // Without admin_token the admin API does not exist: every /admin path is 404.
@@ -163,8 +181,8 @@ public final class Application: Sendable {
         self.emailRequests = emailRequests
         let passwords = PasswordAccounts(
             store: store, hasher: hasher, sessionTTL: Int64(configuration.sessionTTL.components.seconds),
-            canDeliverResetCodes: configuration.webhookURL != nil, emailSuppressed: metrics.emailSuppressed, requests: emailRequests,
-            clock: clocks.wall)
+            canDeliverResetCodes: configuration.webhookURL != nil || configuration.smtpURL != nil, emailSuppressed: metrics.emailSuppressed,
+            requests: emailRequests, clock: clocks.wall)
         PasswordRoutes(accounts: passwords, signIn: signIn, authenticator: authenticator, cookies: cookies, trustedProxies: trustedProxies)
             .register(on: &router, limited: limited)
 
@@ -231,6 +249,7 @@ public final class Application: Sendable {
             if let refreshValidator { $0.append(Task { await refreshValidator.run() }) }
             // Events committed before a stop or a crash are in the outbox; delivery resumes.
             if let webhookDeliverer { $0.append(Task { await webhookDeliverer.run() }) }
+            if let mailDeliverer { $0.append(Task { await mailDeliverer.run() }) }
         }
         logger.info("listening", metadata: [
             "address": .string(ListenAddress(host: configuration.listen.host, port: port).description),

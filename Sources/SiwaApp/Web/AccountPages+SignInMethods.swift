@@ -20,7 +20,7 @@ extension AccountPages {
     func removePassword(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request) { found, _ in
             try await refusalsShown(request) {
-                _ = try await passwords.removePassword(userID: found.user.id)
+                _ = try await passwords.removePassword(userID: found.user.id, sessionID: found.session.id)
                 return Pages.seeOther("/account?password=removed", for: request)
             }
         }
@@ -49,7 +49,7 @@ extension AccountPages {
         try await form(request) { found, _ in
             let now = authenticator.clock()
             do {
-                _ = try await passwords.store.unbindAppleID(userID: found.user.id, now: now, firstAttemptAt: now)
+                _ = try await passwords.store.unbindAppleID(userID: found.user.id, sessionID: found.session.id, now: now, firstAttemptAt: now)
             } catch PasswordAccountConflict.lastSignInMethod {
                 return Pages.seeOther("/account?error=" + ErrorResponses.code(.lastSignInMethod), for: request)
             }

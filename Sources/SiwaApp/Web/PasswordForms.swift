@@ -39,7 +39,7 @@ struct PasswordForms: Sendable {
                 email: fields["email"] ?? "", password: fields["password"] ?? "",
                 givenName: fields.nonEmpty("given_name").map { StoredText.cut($0) },
                 familyName: fields.nonEmpty("family_name").map { StoredText.cut($0) },
-                deviceName: DeviceName.describe(userAgent: request.headers["User-Agent"]))
+                deviceName: DeviceName.describe(userAgent: request.headers["User-Agent"]), locale: RequestLocale.of(request))
             return Pages.seeOther("/account?welcome=1", for: request, headers: [("Set-Cookie", cookies.session(made.session))])
         }
     }

@@ -179,6 +179,7 @@ struct WebSignIn: Sendable {
         guard let token = fields.nonEmpty("id_token"), let code = fields.nonEmpty("code") else { throw .malformed }
         var input = SignIn.Input(identityToken: token, authorizationCode: code, nonce: pending.nonce)
         input.deviceName = DeviceName.describe(userAgent: request.headers["User-Agent"])
+        input.locale = RequestLocale.of(request)
         input.profile = profile
         return (pending, input)
     }

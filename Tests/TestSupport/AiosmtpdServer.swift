@@ -1,26 +1,26 @@
 import Foundation
 import Glibc
-import TestSupport
 
 /// aiosmtpd (PyPI), an SMTP server written by others, run from `.build-py` with STARTTLS
 /// required and AUTH only over TLS, on a certificate for 127.0.0.1 and localhost that the
 /// `openssl` tool makes from a throwaway CA. Each message it accepts is read back with
 /// Python's `email` package and written to `<folder>/message-N.json`: what the envelope said,
 /// whether TLS and AUTH were on, the headers and parts as `email` understands them, and the
-/// raw bytes after the server undid the dot-stuffing.
-final class AiosmtpdServer: Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+/// raw bytes after the server undid the dot-stuffing. A recipient whose local part is
+/// `refuse-550` or `refuse-451` is refused at `RCPT TO` with that code (the mail outbox's tests).
+public final class AiosmtpdServer: Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    let folder: String
-    let port: UInt16
+    public let folder: String
+    public let port: UInt16
     /// The throwaway CA, PEM.
-    let caPEM: String
+    public let caPEM: String
     private let child: ChildProcess
 
     /// - Parameter mechanisms: the AUTH mechanisms offered (`PLAIN`, `LOGIN`).
-    init(user: String, password: String, mechanisms: [String] = ["PLAIN", "LOGIN"]) async throws {
+    public init(user: String, password: String, mechanisms: [String] = ["PLAIN", "LOGIN"]) async throws {
         folder = NSTemporaryDirectory() + "siwa-aiosmtpd-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         child = try ChildProcess(
@@ -49,7 +49,7 @@ final class AiosmtpdServer: Sendable {
     }
 
     /// The `number`th message accepted (from 1), waiting for it a bounded time.
-    func message(_ number: Int) async throws -> [String: Any] {
+    public func message(_ number: Int) async throws -> [String: Any] {
         let path = "\(folder)/message-\(number).json"
         for _ in 0..<600 {
             if let data = FileManager.default.contents(atPath: path) {
@@ -60,7 +60,12 @@ final class AiosmtpdServer: Sendable {
         throw Failure(description: "no message \(number) arrived: \(child.stderrText)")
     }
 
-    var log: String { child.stderrText }
+    /// Whether message `number` (from 1) has arrived, without waiting.
+    public func hasMessage(_ number: Int) -> Bool {
+        FileManager.default.fileExists(atPath: "\(folder)/message-\(number).json")
+    }
+
+    public var log: String { child.stderrText }
 
     static let script = #"""
         import asyncio, base64, email, email.policy, json, os, ssl, subprocess, sys
@@ -94,6 +99,15 @@ final class AiosmtpdServer: Sendable {
 
         class Handler:
             count = 0
+            async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+                local = address.split("@")[0]
+                if local == "refuse-550":
+                    return "550 5.1.1 No such user here"
+                if local == "refuse-451":
+                    return "451 4.3.0 Try again later"
+                envelope.rcpt_tos.append(address)
+                return "250 OK"
+
             async def handle_DATA(self, server, session, envelope):
                 raw = envelope.original_content
                 message = email.message_from_bytes(raw, policy=email.policy.default)

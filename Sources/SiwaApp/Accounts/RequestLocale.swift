@@ -1,0 +1,10 @@
+import HTTPServer
+import MailTemplates
+
+/// A new user's language (SPEC §13): the first of `en`, `ko` the request's `Accept-Language`
+/// names, else `en`.
+enum RequestLocale {
+    static func of(_ request: HTTPRequest) -> String {
+        PageLanguage(request).language.rawValue
+    }
+}

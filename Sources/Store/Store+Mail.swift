@@ -1,0 +1,42 @@
+import SQLite
+
+/// SPEC §13: the messages a change writes besides codes (those go in `sendCode`).
+extension Store {
+    /// A `security_notice` saying `change` happened to `user`'s account from `device`, to the
+    /// account's email when it is one a person proved (verified, or Apple's relay address),
+    /// in the change's transaction. Nothing without mail.
+    static func noticeSecurityChange(
+        _ change: String, user: UserRecord, device: String?, now: Int64, outbox: WebhookOutbox, in connection: any SQLConnection
+    ) throws {
+        guard outbox.mail.isOn, user.emailVerified || user.isPrivateEmail else { return }
+        // A dash rather than a word: the template is in the user's language, the name is not.
+        let device = device.flatMap { $0.isEmpty ? nil : $0 } ?? "—"
+        try outbox.mail.enqueue(
+            "security_notice", to: user, values: ["change": change, "when": String(now), "device": device], now: now, in: connection)
+    }
+
+    /// The device name of `sessionID`'s session, when it has one.
+    static func deviceName(sessionID: String?, in connection: any SQLConnection) throws -> String? {
+        guard let sessionID else { return nil }
+        return try connection.queryOne("SELECT device_name FROM sessions WHERE id = ?", [.text(sessionID)])?.optionalString("device_name")
+    }
+
+    /// `account_deleted` to the email the deleted account had (as for a security notice).
+    static func noticeAccountDeleted(_ user: UserRecord, now: Int64, outbox: WebhookOutbox, in connection: any SQLConnection) throws {
+        guard outbox.mail.isOn, user.emailVerified || user.isPrivateEmail else { return }
+        try outbox.mail.enqueue("account_deleted", to: user, values: ["when": String(now)], now: now, in: connection)
+    }
+}
+
+extension Store {
+    /// `PATCH /api/account {"locale"}`: the language of the user's mail (`en` or `ko`). nil
+    /// when there is no such user. Not a `user.updated`: no field SPEC §8 names changes.
+    public func setLocale(userID: String, locale: String, now: Int64) async throws -> UserRecord? {
+        try await engine.write { connection -> UserRecord? in
+            guard let before = try UserStore.user(id: userID, in: connection) else { return nil }
+            guard before.locale != locale else { return before }
+            try connection.run("UPDATE users SET locale = ?, updated_at = ? WHERE id = ?", [.text(locale), .integer(now), .text(userID)])
+            return try UserStore.user(id: userID, in: connection)
+        }
+    }
+}
