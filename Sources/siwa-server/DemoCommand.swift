@@ -40,7 +40,9 @@ struct DemoCommand: AsyncParsableCommand {
         let application: Application
         do {
             simulator = try AppleIDSimulator(
-                configuration: SimulatorConfiguration(port: 0, stateDirectory: folder + "/apple-sim", mail: SimulatorMailSettings()),
+                configuration: SimulatorConfiguration(
+                    port: 0, stateDirectory: folder + "/apple-sim", mail: SimulatorMailSettings(),
+                    relayDomains: [Self.mailDomain]),
                 logger: Logger(label: "siwa.apple-sim"))
             try simulator.start()
             let publicURL = "http://localhost:\(port)"
@@ -54,6 +56,10 @@ struct DemoCommand: AsyncParsableCommand {
                 // Webhook events go to the demo's own receiver, which shows them in the browser.
                 "webhook_url": "http://127.0.0.1:\(port)\(DemoWebhookReceiver.path)",
                 "webhook_secret": "whsec_" + Base64.standard.encode(SecureRandom.bytes(32)),
+                // Mail goes to the simulator, which plays Apple's relay (the demo's domain is
+                // registered for its team) and keeps every message in its mailbox.
+                "smtp_url": "smtp://127.0.0.1:\(simulator.smtpPort)",
+                "email_from": "siwa-server demo <noreply@\(Self.mailDomain)>",
             ]
             settings["cors_origins"] = corsOrigins
             let configuration = try Configuration(settings: settings, isTerminal: isTerminal)
@@ -74,7 +80,8 @@ struct DemoCommand: AsyncParsableCommand {
               Press "Sign in with Apple": the Apple ID simulator's consent page opens (no Apple
               Account, no network). Share or hide your email, continue, and you land on your
               account page. Then sign out and in again (your name stays), end a session, or
-              delete the account.
+              delete the account. Or sign up with a password: the verification mail is in the
+              mailbox below; its link proves the address.
 
               Webhooks:  http://localhost:\(port)\(DemoWebhookReceiver.path)  (the events your backend would receive)
               API:       curl http://localhost:\(port)/openapi.json
@@ -92,6 +99,10 @@ struct DemoCommand: AsyncParsableCommand {
         await simulator.stop()
         LogSink.standardOutput.flush()
     }
+
+    /// The demo's sending domain, registered with the simulator's relay as a team registers its
+    /// own with Apple.
+    static let mailDomain = "demo.siwa.test"
 
     private static func temporaryFolder() -> String {
         var template = Array("/tmp/siwa-demo-XXXXXX".utf8CString)

@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.parse
 import urllib.request
 
 from selenium import webdriver
@@ -248,20 +249,27 @@ class WebFlowTest(unittest.TestCase):
             element.clear()
             element.send_keys(value)
 
-    def verification_code(self, driver, email):
-        """The code of the newest verification webhook for `email`, read off /demo/webhooks
-        (delivered in the background: polled, with a bound)."""
+    def verify_from_mailbox(self, driver, email):
+        """Opens the simulator's mailbox for `email`, follows the link of the newest
+        verification mail (delivered in the background: polled, with a bound), and confirms."""
         deadline = time.time() + WAIT_SECONDS
-        while time.time() < deadline:
-            driver.get(self.demo.url + "/demo/webhooks")
-            for event in driver.find_elements(By.CSS_SELECTOR, "ol.events li"):
-                if event.find_element(By.TAG_NAME, "strong").text != "user.email_verification_requested":
-                    continue
-                data = json.loads(event.find_element(By.TAG_NAME, "pre").text).get("data", {})
-                if data.get("email") == email and data.get("code"):
-                    return data["code"]
-            time.sleep(0.2)
-        raise AssertionError("no user.email_verification_requested webhook for %s" % email)
+        link = None
+        while link is None and time.time() < deadline:
+            driver.get(self.demo.simulator_url + "/mailbox?to=" + urllib.parse.quote(email))
+            links = [a for a in driver.find_elements(By.CSS_SELECTOR, "ul.links a")
+                     if "/verify-email?code=" in (a.get_attribute("href") or "")]
+            if links:
+                link = links[0]
+            else:
+                time.sleep(0.2)
+        if link is None:
+            raise AssertionError("no verification mail for %s in the simulator's mailbox" % email)
+        self.assertIn("Confirm your email address", driver.page_source)
+        self.screenshot(driver, "juice-2-mailbox")
+        self.assertTrue(link.get_attribute("href").startswith(self.demo.url + "/verify-email?code="))
+        link.click()
+        self.wait(driver).until(EC.element_to_be_clickable((By.ID, "verify"))).click()
+        self.wait(driver).until(EC.presence_of_element_located((By.ID, "verified")))
 
     def methods(self, driver):
         return driver.find_element(By.ID, "sign-in-methods").text
@@ -281,12 +289,9 @@ class WebFlowTest(unittest.TestCase):
         self.assertIn("set", driver.find_element(By.ID, "method-password").text)
         self.screenshot(driver, "juice-2-account")
 
-        # The address is proven before it may carry an Apple ID: the code went out in a
-        # user.email_verification_requested webhook, which the demo receives and lists.
-        code = self.verification_code(driver, email)
-        driver.get(self.demo.url + "/verify-email?code=" + code)
-        self.wait(driver).until(EC.element_to_be_clickable((By.ID, "verify"))).click()
-        self.wait(driver).until(EC.presence_of_element_located((By.ID, "verified")))
+        # The address is proven before it may carry an Apple ID: the demo mails the link
+        # through the simulator, whose mailbox shows it.
+        self.verify_from_mailbox(driver, email)
         driver.get(self.demo.url + "/account")
         self.wait(driver).until(EC.text_to_be_present_in_element((By.ID, "greeting"), "Hello, Jules"))
 
@@ -297,7 +302,18 @@ class WebFlowTest(unittest.TestCase):
         driver.find_element(By.ID, "password-sign-in").click()
         self.wait(driver).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "body"), "The email or password is wrong."))
 
+        # Sign in with Apple with the same, now proven, email is refused: the account exists,
+        # and accounts are never merged silently.
+        driver.get(self.demo.url + "/")
+        self.wait(driver).until(EC.element_to_be_clickable((By.ID, "sign-in-with-apple"))).click()
+        self.consent(driver, "Jules", "Verne", hide_email=False, apple_id=email)
+        self.wait(driver).until(EC.text_to_be_present_in_element(
+            (By.CSS_SELECTOR, "body"), "An account with a password uses this email."))
+        self.assertNotIn("greeting", driver.page_source)
+        self.screenshot(driver, "juice-3-account-exists")
+
         # 3. Sign in with the password.
+        driver.get(self.demo.url + "/")
         self.fill(driver, [("sign-in-email", email.upper()), ("sign-in-password", password)])
         driver.find_element(By.ID, "password-sign-in").click()
         self.wait(driver).until(EC.text_to_be_present_in_element((By.ID, "greeting"), "Hello, Jules"))
