@@ -10,6 +10,7 @@ import Synchronization
 public final class Application: Sendable {
     public let configuration: Configuration
     public let metrics: Metrics
+    private let accessLogSink: LogSink
     let store: Store
     private let server: HTTPServer
     /// Turns a request into a response without a socket: tests run one body in process or over
@@ -65,6 +66,8 @@ public final class Application: Sendable {
         }
         let metrics = Metrics()
         self.metrics = metrics
+        metrics.countDroppedLogLines(of: accessLogSink)
+        self.accessLogSink = accessLogSink
 
         let apple: AppleServices
         do {
@@ -274,5 +277,8 @@ public final class Application: Sendable {
         }
         store.close()
         logger.info("stopped")
+        // The access lines of the last requests wait in the I/O threads' buffers: written now, so
+        // a graceful stop loses none.
+        accessLogSink.flush()
     }
 }
