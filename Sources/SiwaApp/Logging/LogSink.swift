@@ -67,7 +67,7 @@ public final class LogSink: Sendable {
     public init(
         format: LogFormat = .json,
         capacity: Int = 8 << 20,
-        threadCapacity: Int = 4 << 20,
+        threadCapacity: Int = 2 << 20,
         wakeThreshold: Int = 64 << 10,
         interval: Duration = .milliseconds(50),
         drainsInBackground: Bool = true,
@@ -156,7 +156,10 @@ public final class LogSink: Sendable {
     }
 
     private func signalWriter() {
-        guard let wake, !wakePending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // A plain load first: while a wake-up is pending, every line past the threshold would
+        // otherwise write the flag's cache line that all I/O threads share.
+        guard let wake, !wakePending.load(ordering: .relaxed),
+              !wakePending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         wake.signal()
     }
 

@@ -39,12 +39,4 @@ enum LogTimestamp {
         append(instant, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
-
-    /// `YYYY-MM-DDTHH:MM:SS` in UTC.
-    static func calendarPrefix(seconds: Int) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: 19) { buffer, count in
-            RFC3339.writeDateTime(seconds: seconds, into: buffer)
-            count = 19
-        }
-    }
 }
