@@ -321,15 +321,15 @@ private let timestampPattern = #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#
         }
         let metrics = Metrics()
         metrics.countDroppedLogLines(of: sink)
-        let line = #"{"message":"request","n":"0123456789012345678901234567890123456789"}"#  // 67 bytes + newline
+        let line = #"{"message":"request","n":"0123456789012345678901234567890123456789"}"#  // 68 bytes + newline
         sink.appendLine { $0.append(contentsOf: line.utf8) }
         #expect(try await eventually { writerEntered.load(ordering: .relaxed) })
-        // The writer holds the first line; 1,000 bytes of ring hold 14 more; the rest are dropped.
-        // Appending never waits for the writer: this loop ends while the writer is stuck.
+        // The writer holds the first line; the appending thread's 1,000-byte ring holds 14 more;
+        // the rest are dropped. Appending never waits for the writer: this loop ends while the
+        // writer is stuck.
         try await onOwnThread {
             for _ in 0..<100 { sink.appendLine { $0.append(contentsOf: line.utf8) } }
         }
-        // The test's own thread appended on another thread than the first line; each has a ring.
         #expect(sink.droppedLines == 100 - 14)
         #expect(await metrics.render().contains("siwa_log_lines_dropped_total 86\n"))
 
