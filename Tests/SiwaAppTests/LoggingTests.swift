@@ -310,6 +310,24 @@ private let timestampPattern = #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#
         #expect(output.batchCount == 1)
     }
 
+    @Test func aThreadsRingWrapsAroundWithoutTearingALine() {
+        let output = CapturedOutput()
+        // 100 bytes hold three 30-byte lines; 100 is not a multiple of 30, so lines straddle the end.
+        let sink = LogSink(threadCapacity: 100, drainsInBackground: false, writer: output.writer)
+        var expected: [String] = []
+        for round in 0..<10 {
+            for index in 0..<3 {
+                let line = "round \(round) line \(index) " + String(repeating: "x", count: 29 - 14 - String(round).count)
+                sink.appendLine { $0.append(contentsOf: line.utf8) }
+                expected.append(line)
+            }
+            sink.flush()
+        }
+        #expect(expected.allSatisfy { $0.utf8.count == 29 })
+        #expect(output.lines == expected)
+        #expect(sink.droppedLines == 0)
+    }
+
     @Test func blockedWriterDropsAndCountsInsteadOfStalling() async throws {
         let output = CapturedOutput()
         let writerEntered = Atomic<Bool>(false)
