@@ -230,6 +230,47 @@ import TestSupport
         await server.stop()
     }
 
+    /// The access log keeps a connection's lines in order because they all come from one
+    /// thread: its I/O thread, also after a handler suspended or a large body was handled on
+    /// the background threads.
+    @Test func everyResponseOfAConnectionIsObservedOnItsIOThreadInOrder() async throws {
+        let observer = ThreadRecordingObserver()
+        let server = try TestServer.start(threads: 2, observer: observer)
+        let body = String(repeating: "b", count: 40 * 1024)  // past offloadBodyBytes
+        let requests = 8
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for connection in 0..<4 {
+                let client = try server.client()
+                group.addTask {
+                    var text = ""
+                    for index in 0..<requests {
+                        let id = "X-Request-Id: c\(connection)-r\(index)\r\n"
+                        switch index % 4 {
+                        case 0: text += "GET /hello HTTP/1.1\r\nHost: t\r\n\(id)\r\n"
+                        case 1: text += "GET /slow/2 HTTP/1.1\r\nHost: t\r\n\(id)\r\n"
+                        case 2: text += "POST /echo HTTP/1.1\r\nHost: t\r\n\(id)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                        default: text += "GET /items/\(index) HTTP/1.1\r\nHost: t\r\n\(id)\r\n"
+                        }
+                    }
+                    client.send(text)
+                    for _ in 0..<requests {
+                        let response = try await client.readResponse()
+                        #expect(response.status == 200)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let records = observer.records
+        #expect(records.count == 4 * requests)
+        for connection in 0..<4 {
+            let mine = records.filter { $0.requestID.hasPrefix("c\(connection)-") }
+            #expect(mine.map(\.requestID) == (0..<requests).map { "c\(connection)-r\($0)" })
+            #expect(Set(mine.map(\.thread)).count == 1)
+        }
+        await server.stop()
+    }
+
     @Test func theObserverSeesEachRequestWithoutItsQuery() async throws {
         let observer = RecordingObserver()
         let server = try TestServer.start(observer: observer)

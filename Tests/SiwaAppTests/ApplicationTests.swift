@@ -16,7 +16,8 @@ import Testing
         let simulator: AppleIDSimulator
 
         /// The application's own log lines go to `lines` too, after the access lines' format.
-        init(clocks: Clocks = .system, configure: (inout Configuration) -> Void = { _ in }) throws {
+        /// With `drainsInBackground` false, only a flush (the application's stop) writes lines.
+        init(clocks: Clocks = .system, drainsInBackground: Bool = true, configure: (inout Configuration) -> Void = { _ in }) throws {
             simulator = try AppleIDSimulator(configuration: .testing())
             try simulator.start()
             folder = NSTemporaryDirectory() + "siwa-app-" + UUID().uuidString
@@ -32,7 +33,7 @@ import Testing
             configuration.privateKeyPEM = simulator.developerKeyPEM
             configure(&configuration)
             let lines = self.lines
-            sink = LogSink(writer: { bytes in lines.append(bytes) })
+            sink = LogSink(drainsInBackground: drainsInBackground, writer: { bytes in lines.append(bytes) })
             let sink = self.sink
             application = try Application(
                 configuration: configuration, logger: Logger(label: "siwa") { JSONLogHandler(label: $0, level: .info, sink: sink) },
@@ -152,6 +153,42 @@ import Testing
         await harness.stop()
     }
 
+    @Test func accessLinesOfOneConnectionKeepTheirOrderAndAllAreWrittenAtStop() async throws {
+        // Nothing drains in the background: every line written is written by the stop.
+        let harness = try Harness(drainsInBackground: false)
+        let connections = 8
+        let requests = 40
+        let port = harness.application.port
+        // Each connection sends its requests pipelined, all at once, on its own thread; the
+        // server's two I/O threads serve the eight connections concurrently.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for connection in 0..<connections {
+                group.addTask {
+                    var text = ""
+                    for index in 0..<requests {
+                        let close = index == requests - 1 ? "Connection: close\r\n" : ""
+                        text += "GET /order/c\(connection)/r\(index) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(close)\r\n"
+                    }
+                    let answer = try await HTTPGet.raw(port: port, text)
+                    #expect(answer.components(separatedBy: "HTTP/1.1 404").count - 1 == requests)
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(harness.lines.all.isEmpty)
+        #expect(await harness.application.metrics.render().contains("siwa_log_lines_dropped_total 0\n"))
+        await harness.stop()
+        var paths: [[Int]] = Array(repeating: [], count: connections)
+        for line in harness.lines.all {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            guard object["label"] as? String == "siwa.access" else { continue }
+            let parts = try #require(object["path"] as? String).split(separator: "/")
+            try #require(parts.count == 3 && parts[0] == "order")
+            paths[try #require(Int(parts[1].dropFirst()))].append(try #require(Int(parts[2].dropFirst())))
+        }
+        for connection in 0..<connections { #expect(paths[connection] == Array(0..<requests)) }
+    }
+
     @Test func forwardedForIsBelievedOnlyFromTrustedProxies() async throws {
         let untrusted = try Harness()
         _ = try await untrusted.get("/healthz", headers: ["X-Forwarded-For": "203.0.113.9", "X-Request-Id": "xff-untrusted"])
@@ -212,6 +249,19 @@ import Testing
         bytes = []
         AccessLogLine.appendInteger(-305, to: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == "-305")
+    }
+
+    @Test func jsonLinesKeepEveryFieldInOrder() {
+        var record = AccessRecord(method: "POST", path: "/a\"b", requestBytes: 12, requestID: "r1", remoteAddress: "10.0.0.1", forwardedFor: nil)
+        record.route = "/a/{id}"
+        record.status = 201
+        record.responseBytes = 34
+        record.durationSeconds = 0.0125
+        var line: [UInt8] = Array("left over".utf8)
+        line.removeAll(keepingCapacity: true)
+        AccessLogLine.append(record, client: "10.0.0.1", format: .json, time: .init(seconds: 1_795_000_000, milliseconds: 7), to: &line)
+        #expect(line == AccessLogLine.make(record, client: "10.0.0.1", format: .json, time: .init(seconds: 1_795_000_000, milliseconds: 7)))
+        #expect(String(decoding: line, as: UTF8.self) == #"{"time":"2026-11-18T11:06:40.007Z","level":"info","message":"request","label":"siwa.access","request_id":"r1","method":"POST","path":"/a\"b","route":"/a/{id}","status":201,"duration_ms":12.500,"bytes_in":12,"bytes_out":34,"client":"10.0.0.1"}"#)
     }
 
     @Test func textLinesNameTheRequest() {

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 import Foundation
 import Logging
 import Synchronization
@@ -262,6 +263,102 @@ private let timestampPattern = #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#
         sink.flush()
         #expect(output.lines.count == 1)
         #expect(output.lines[0].contains(" warning siwa.log: 1 log line was dropped"))
+    }
+
+    // MARK: Per-thread lines (the access log)
+
+    @Test func threadLinesKeepTheirOrderAndStayWhole() async throws {
+        let output = CapturedOutput()
+        // A low threshold and a short interval: the writer empties the rings while they fill.
+        let sink = LogSink(wakeThreshold: 1_024, interval: .milliseconds(1), writer: output.writer)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for thread in 0..<4 {
+                group.addTask {
+                    try await onOwnThread("log-\(thread)") {
+                        for index in 0..<3_000 {
+                            sink.appendLine { line in
+                                line.append(contentsOf: #"{"thread":\#(thread),"index":\#(index)}"#.utf8)
+                            }
+                            if index % 700 == 0 { sink.flush() }  // consumers take turns too
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        sink.flush()
+        var seen: [[Int]] = Array(repeating: [], count: 4)
+        for line in output.lines {
+            let object = try jsonObject(line)  // never a torn line
+            seen[try #require(object["thread"] as? Int)].append(try #require(object["index"] as? Int))
+        }
+        #expect(sink.droppedLines == 0)
+        for thread in 0..<4 { #expect(seen[thread] == Array(0..<3_000)) }
+    }
+
+    @Test func threadLinesWaitForFlush() {
+        let output = CapturedOutput()
+        let sink = LogSink(drainsInBackground: false, writer: output.writer)
+        sink.appendLine { $0.append(contentsOf: "first".utf8) }
+        sink.append("other")
+        sink.appendLine { $0.append(contentsOf: "second".utf8) }
+        #expect(output.text.isEmpty)
+        sink.flush()
+        // A thread's own lines first, in order; then the shared ones.
+        #expect(output.lines == ["first", "second", "other"])
+        sink.flush()
+        #expect(output.batchCount == 1)
+    }
+
+    @Test func aThreadsRingWrapsAroundWithoutTearingALine() {
+        let output = CapturedOutput()
+        // 100 bytes hold three 30-byte lines; 100 is not a multiple of 30, so lines straddle the end.
+        let sink = LogSink(threadCapacity: 100, drainsInBackground: false, writer: output.writer)
+        var expected: [String] = []
+        for round in 0..<10 {
+            for index in 0..<3 {
+                let line = "round \(round) line \(index) " + String(repeating: "x", count: 29 - 14 - String(round).count)
+                sink.appendLine { $0.append(contentsOf: line.utf8) }
+                expected.append(line)
+            }
+            sink.flush()
+        }
+        #expect(expected.allSatisfy { $0.utf8.count == 29 })
+        #expect(output.lines == expected)
+        #expect(sink.droppedLines == 0)
+    }
+
+    @Test func blockedWriterDropsAndCountsInsteadOfStalling() async throws {
+        let output = CapturedOutput()
+        let writerEntered = Atomic<Bool>(false)
+        let release = DispatchSemaphore(value: 0)
+        // A writer stuck like a write(2) to a pipe nobody reads, until the test lets it go.
+        let sink = LogSink(threadCapacity: 1_000, wakeThreshold: 1, interval: .milliseconds(5)) { batch in
+            if !writerEntered.exchange(true, ordering: .relaxed) { release.wait() }
+            output.writer(batch)
+        }
+        let metrics = Metrics()
+        metrics.countDroppedLogLines(of: sink)
+        let line = #"{"message":"request","n":"0123456789012345678901234567890123456789"}"#  // 68 bytes + newline
+        sink.appendLine { $0.append(contentsOf: line.utf8) }
+        #expect(try await eventually { writerEntered.load(ordering: .relaxed) })
+        // The writer holds the first line; the appending thread's 1,000-byte ring holds 14 more;
+        // the rest are dropped. Appending never waits for the writer: this loop ends while the
+        // writer is stuck.
+        try await onOwnThread {
+            for _ in 0..<100 { sink.appendLine { $0.append(contentsOf: line.utf8) } }
+        }
+        #expect(sink.droppedLines == 100 - 14)
+        #expect(await metrics.render().contains("siwa_log_lines_dropped_total 86\n"))
+
+        release.signal()
+        sink.flush()
+        let lines = output.lines
+        try #require(lines.count == 1 + 14 + 1)
+        #expect(lines.prefix(15).allSatisfy { $0 == line })  // whole lines only
+        let notice = try jsonObject(lines[15])
+        #expect(notice["dropped_lines"] as? Int == 86)
+        for written in lines { _ = try jsonObject(written) }
     }
 
     @Test func fileDescriptorWriterWritesEverything() throws {

@@ -14,12 +14,16 @@ import Logging
 import SystemThread
 import Synchronization
 
-/// Where formatted log lines go: a bounded in-memory buffer that a background thread writes out
-/// every ~50 ms, or sooner once 64 KiB are waiting.
+/// Where formatted log lines go: a background thread writes them out every ~50 ms, or sooner
+/// once 64 KiB are waiting, so logging never costs a `write(2)` to a slow terminal or a full pipe.
 ///
-/// Logging on the request path then costs a lock and a copy, never a `write(2)` to a slow
-/// terminal or a full pipe. When the output cannot keep up and the buffer reaches its bound,
-/// lines are dropped and counted, and one line saying how many replaces them.
+/// Access lines (`appendLine`), one per request, are encoded straight into a buffer of the
+/// calling thread's own and copied into that thread's ring (`LogRing`): no lock is shared between
+/// the I/O threads, and one thread's lines keep their order (a connection is served by one I/O
+/// thread, so its lines do too). Other lines (`append`) go through one locked buffer, which keeps
+/// the order of a task that moves between threads. When the output cannot keep up and a buffer
+/// reaches its bound, lines are dropped (never a part of one) and counted (`droppedLines`), and
+/// one line saying how many replaces them.
 public final class LogSink: Sendable {
     /// Receives batches of whole lines, each ending in `\n`, in the order they were appended.
     public typealias Writer = @Sendable ([UInt8]) -> Void
@@ -30,22 +34,32 @@ public final class LogSink: Sendable {
     private struct State {
         var buffer: [UInt8] = []
         var dropped = 0
-        var wakePending = false
         var format: LogFormat
     }
 
+    private static let nextID = Atomic<Int>(0)
+
     private let state: Mutex<State>
-    /// Held while a batch is written, so batches from the background thread and `flush()`
-    /// never interleave; holds the spare buffer that is swapped with the live one.
+    /// Held while a batch is gathered and written, so batches from the background thread and
+    /// `flush()` never interleave and each ring has one consumer; holds the batch's buffer.
     private let writing = Mutex<[UInt8]>([])
     private let writer: Writer
     private let capacity: Int
+    private let threadCapacity: Int
     private let wakeThreshold: Int
     private let wake: DispatchSemaphore?
+    /// Set while a wake-up is outstanding, so a burst of lines past the threshold signals once.
+    private let wakePending = Atomic<Bool>(false)
+    /// Names this sink in each thread's `ThreadLogRings`.
+    private let id = LogSink.nextID.add(1, ordering: .relaxed).newValue
+    /// Every thread's ring for this sink, for the writer to empty.
+    private let rings = Mutex<[LogRing]>([])
+    private let droppedTotal = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - format: the format of the line reporting dropped lines.
-    ///   - capacity: bytes buffered at most; past this, lines are dropped.
+    ///   - capacity: bytes of `append` lines buffered at most; past this, lines are dropped.
+    ///   - threadCapacity: bytes of `appendLine` lines buffered at most per thread.
     ///   - wakeThreshold: buffered bytes that trigger a write before the interval is up.
     ///   - interval: how often the background thread writes.
     ///   - drainsInBackground: false for a sink written only by `flush()` (tests).
@@ -53,6 +67,7 @@ public final class LogSink: Sendable {
     public init(
         format: LogFormat = .json,
         capacity: Int = 8 << 20,
+        threadCapacity: Int = 2 << 20,
         wakeThreshold: Int = 64 << 10,
         interval: Duration = .milliseconds(50),
         drainsInBackground: Bool = true,
@@ -61,6 +76,7 @@ public final class LogSink: Sendable {
         state = Mutex(State(format: format))
         self.writer = writer
         self.capacity = capacity
+        self.threadCapacity = threadCapacity
         self.wakeThreshold = wakeThreshold
         guard drainsInBackground else {
             wake = nil
@@ -82,26 +98,69 @@ public final class LogSink: Sendable {
         }
     }
 
+    deinit {
+        for ring in rings.withLock({ $0 }) { ring.sinkGone.store(true, ordering: .releasing) }
+    }
+
     /// The format of the dropped-lines notice; set by `LoggingSetup.bootstrap`.
     public var format: LogFormat {
         get { state.withLock { $0.format } }
         set { state.withLock { $0.format = newValue } }
     }
 
+    /// Lines dropped since the sink was made, because the output could not keep up.
+    public var droppedLines: Int { droppedTotal.load(ordering: .relaxed) }
+
     /// Queues one line; a `\n` is added. Never blocks on output.
     public func append(_ line: [UInt8]) {
-        let wakeNow = state.withLock { state -> Bool in
+        let outcome = state.withLock { state -> Bool? in
             guard state.buffer.count + line.count + 1 <= capacity else {
                 state.dropped += 1
-                return false
+                return nil
             }
             state.buffer.append(contentsOf: line)
             state.buffer.append(UInt8(ascii: "\n"))
-            guard state.buffer.count >= wakeThreshold, !state.wakePending else { return false }
-            state.wakePending = true
-            return true
+            return state.buffer.count >= wakeThreshold
         }
-        if wakeNow { wake?.signal() }
+        switch outcome {
+        case nil: droppedTotal.add(1, ordering: .relaxed)
+        case true?: signalWriter()
+        case false?: break
+        }
+    }
+
+    /// Queues the line `encode` writes (without its `\n`) in the calling thread's own ring:
+    /// no lock, no allocation once the thread's buffer has grown. Never blocks on output.
+    public func appendLine(_ encode: (inout [UInt8]) -> Void) {
+        let threadRings = ThreadLogRings.current
+        let index = threadRings.index(of: id) ?? addRing(to: threadRings)
+        threadRings.entries[index].scratch.removeAll(keepingCapacity: true)
+        encode(&threadRings.entries[index].scratch)
+        threadRings.entries[index].scratch.append(UInt8(ascii: "\n"))
+        let ring = threadRings.entries[index].ring
+        let waiting = threadRings.entries[index].scratch.withUnsafeBytes { ring.append($0) }
+        guard let waiting else {
+            droppedTotal.add(1, ordering: .relaxed)
+            return
+        }
+        if waiting >= wakeThreshold { signalWriter() }
+    }
+
+    private func addRing(to threadRings: ThreadLogRings) -> Int {
+        let ring = LogRing(capacity: threadCapacity)
+        rings.withLock { $0.append(ring) }
+        var scratch: [UInt8] = []
+        scratch.reserveCapacity(512)
+        threadRings.entries.append(.init(sinkID: id, ring: ring, scratch: scratch))
+        return threadRings.entries.count - 1
+    }
+
+    private func signalWriter() {
+        // A plain load first: while a wake-up is pending, every line past the threshold would
+        // otherwise write the flag's cache line that all I/O threads share.
+        guard let wake, !wakePending.load(ordering: .relaxed),
+              !wakePending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        wake.signal()
     }
 
     public func append(_ line: String) {
@@ -115,11 +174,27 @@ public final class LogSink: Sendable {
 
     private func drain() {
         writing.withLock { batch in
-            let (dropped, format) = state.withLock { state in
-                swap(&state.buffer, &batch)
-                state.wakePending = false
-                defer { state.dropped = 0 }
-                return (state.dropped, state.format)
+            wakePending.store(false, ordering: .releasing)
+            // Access lines first: at a stop, the server's lines come before the application's
+            // last words ("stopped").
+            var dropped = 0
+            var ownersGone = false
+            for ring in rings.withLock({ $0 }) {
+                // Read before taking: once the owner is gone, what is taken is all there was.
+                let gone = ring.ownerGone.load(ordering: .acquiring)
+                dropped += ring.take(into: &batch)
+                if gone {
+                    ring.sinkGone.store(true, ordering: .releasing)
+                    ownersGone = true
+                }
+            }
+            if ownersGone { rings.withLock { $0.removeAll { $0.sinkGone.load(ordering: .relaxed) } } }
+            let format = state.withLock { state in
+                batch.append(contentsOf: state.buffer)
+                state.buffer.removeAll(keepingCapacity: state.buffer.capacity <= 1 << 20)
+                dropped += state.dropped
+                state.dropped = 0
+                return state.format
             }
             if dropped > 0 {
                 batch.append(contentsOf: Self.droppedNotice(dropped, format: format))

@@ -3,18 +3,16 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// RFC 3339 UTC timestamps with milliseconds (`2026-11-22T10:00:00.123Z`), cheap enough to
-/// stamp every log line: the calendar part (`RFC3339`) is computed once per second and reused.
+/// stamp every log line: the calendar part (`RFC3339`) is a few divisions, computed in place; a
+/// shared once-a-second cache cost every line a lock that all I/O threads contended for.
 enum LogTimestamp {
     /// A wall-clock instant in whole seconds since 1970 plus milliseconds.
     struct Instant: Equatable, Sendable {
         var seconds: Int
         var milliseconds: Int
     }
-
-    private static let cache = Mutex<(second: Int, prefix: [UInt8])>((Int.min, []))
 
     static func now() -> Instant {
         var spec = timespec()
@@ -24,32 +22,21 @@ enum LogTimestamp {
 
     /// Appends the 24-byte timestamp of `instant`.
     static func append(_ instant: Instant, to buffer: inout [UInt8]) {
-        let prefix = cache.withLock { cached in
-            if cached.second != instant.seconds {
-                cached = (instant.seconds, calendarPrefix(seconds: instant.seconds))
-            }
-            return cached.prefix
-        }
-        buffer.append(contentsOf: prefix)
         let millis = min(max(instant.milliseconds, 0), 999)
-        buffer.append(UInt8(ascii: "."))
-        buffer.append(UInt8(ascii: "0") + UInt8(millis / 100))
-        buffer.append(UInt8(ascii: "0") + UInt8(millis / 10 % 10))
-        buffer.append(UInt8(ascii: "0") + UInt8(millis % 10))
-        buffer.append(UInt8(ascii: "Z"))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { bytes in
+            RFC3339.writeDateTime(seconds: instant.seconds, into: bytes)
+            bytes[19] = UInt8(ascii: ".")
+            bytes[20] = UInt8(ascii: "0") + UInt8(millis / 100)
+            bytes[21] = UInt8(ascii: "0") + UInt8(millis / 10 % 10)
+            bytes[22] = UInt8(ascii: "0") + UInt8(millis % 10)
+            bytes[23] = UInt8(ascii: "Z")
+            buffer.append(contentsOf: bytes)
+        }
     }
 
     static func string(_ instant: Instant) -> String {
         var bytes: [UInt8] = []
         append(instant, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// `YYYY-MM-DDTHH:MM:SS` in UTC.
-    static func calendarPrefix(seconds: Int) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: 19) { buffer, count in
-            RFC3339.writeDateTime(seconds: seconds, into: buffer)
-            count = 19
-        }
     }
 }

@@ -20,11 +20,17 @@ public final class Metrics: Sendable {
         name: "siwa_email_requests_total", help: "Reset requests' work after the answer, by outcome.", label: "outcome")
     /// Counts live sessions when `/metrics` is read (one query); set once the store is open.
     private let activeSessions = Mutex<(@Sendable () async -> Int?)?>(nil)
+    /// The access log's sink, whose dropped lines `siwa_log_lines_dropped_total` counts.
+    private let logSink = Mutex<LogSink?>(nil)
 
     public init() {}
 
     func countActiveSessions(with counter: @escaping @Sendable () async -> Int?) {
         activeSessions.withLock { $0 = counter }
+    }
+
+    func countDroppedLogLines(of sink: LogSink) {
+        logSink.withLock { $0 = sink }
     }
 
     public func render() async -> String {
@@ -39,6 +45,9 @@ public final class Metrics: Sendable {
         mail.render(into: &output)
         emailSuppressed.render(into: &output)
         emailRequests.render(into: &output)
+        PrometheusText.header(
+            "siwa_log_lines_dropped_total", type: "counter", help: "Log lines dropped because the output could not keep up.", into: &output)
+        output += "siwa_log_lines_dropped_total \(logSink.withLock { $0 }?.droppedLines ?? 0)\n"
         if let counter = activeSessions.withLock({ $0 }), let count = await counter() {
             PrometheusText.header("siwa_sessions_active", type: "gauge", help: "Sessions that have neither expired nor gone idle.", into: &output)
             output += "siwa_sessions_active \(count)\n"

@@ -9,6 +9,12 @@ enum AccessLogLine {
     static func make(_ record: AccessRecord, client: String, format: LogFormat, time: LogTimestamp.Instant) -> [UInt8] {
         var line: [UInt8] = []
         line.reserveCapacity(320)
+        append(record, client: client, format: format, time: time, to: &line)
+        return line
+    }
+
+    /// Appends the line to `line`, which the caller reuses: a request's line then allocates nothing.
+    static func append(_ record: AccessRecord, client: String, format: LogFormat, time: LogTimestamp.Instant, to line: inout [UInt8]) {
         switch format {
         case .json:
             line.append(contentsOf: #"{"time":""#.utf8)
@@ -49,7 +55,6 @@ enum AccessLogLine {
             line.append(contentsOf: " client=".utf8)
             TextLogHandler.appendEscaped(client, to: &line)
         }
-        return line
     }
 
     static func appendInteger(_ value: Int, to line: inout [UInt8]) {

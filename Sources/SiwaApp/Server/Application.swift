@@ -11,6 +11,7 @@ import Synchronization
 public final class Application: Sendable {
     public let configuration: Configuration
     public let metrics: Metrics
+    private let accessLogSink: LogSink
     let store: Store
     private let server: HTTPServer
     /// Turns a request into a response without a socket: tests run one body in process or over
@@ -58,6 +59,8 @@ public final class Application: Sendable {
         // not at the first sign-in.
         let metrics = Metrics()
         self.metrics = metrics
+        metrics.countDroppedLogLines(of: accessLogSink)
+        self.accessLogSink = accessLogSink
         let (store, dataKey) = try Store.open(
             configuration, connections: configuration.threads + 2, logger: logger, suppressed: metrics.emailSuppressed)
         self.store = store
@@ -293,5 +296,8 @@ public final class Application: Sendable {
         }
         store.close()
         logger.info("stopped")
+        // The access lines of the last requests wait in the I/O threads' buffers: written now, so
+        // a graceful stop loses none.
+        accessLogSink.flush()
     }
 }

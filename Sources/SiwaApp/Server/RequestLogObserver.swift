@@ -21,6 +21,7 @@ struct RequestLogObserver: HTTPServerObserver {
         metrics.http.record(route: record.route, method: record.method, status: record.status, durationSeconds: record.durationSeconds)
         guard let sink else { return }
         let client = ClientAddress.resolve(peer: record.remoteAddress, forwardedFor: record.forwardedFor, trusted: trustedProxies)
-        sink.append(AccessLogLine.make(record, client: client, format: format, time: LogTimestamp.now()))
+        // Into this I/O thread's own buffer: no lock shared with the other threads per request.
+        sink.appendLine { AccessLogLine.append(record, client: client, format: format, time: LogTimestamp.now(), to: &$0) }
     }
 }
