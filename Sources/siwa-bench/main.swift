@@ -5,6 +5,8 @@
 //                                     account-layer benchmarks (see AppleFixture.swift)
 //   siwa-bench webhook-receiver PORT SECRET [--hang]
 //                                     a webhook receiver for the webhook benchmarks (WebhookSink.swift)
+//   siwa-bench smtp-sink SMTP_PORT STATS_PORT [--silent]
+//                                     an SMTP server for the mail benchmarks (SMTPSink.swift)
 //   siwa-bench transfer-fixture DIR [--users N]
 //                                     an Apple ID simulator with N people for the team-transfer
 //                                     benchmark (see TransferFixture.swift)
@@ -18,6 +20,9 @@ case "fixture":
 case "webhook-receiver":
     arguments.removeFirst()
     try WebhookSink(arguments: arguments).run()
+case "smtp-sink":
+    arguments.removeFirst()
+    try SMTPSink(arguments: arguments).run()
 case "transfer-fixture":
     arguments.removeFirst()
     try TransferFixture(arguments: arguments).run()
