@@ -18,29 +18,42 @@ final class HeldRevocations: Sendable {
     /// Far more than an outage's failed sign-ins with a code, and a few MiB at most.
     static let capacity = 10_000
 
-    private let held = Mutex<[Held]>([])
+    /// Those waiting, and how many an attempt to queue has taken and not yet settled: still
+    /// counted as held (for the stop's count and the bound) until they are in the queue.
+    private struct State {
+        var waiting: [Held] = []
+        var taken = 0
+    }
+
+    private let state = Mutex(State())
 
     /// False when full: the token is not held.
     func hold(_ revocation: Held) -> Bool {
-        held.withLock { held in
-            guard held.count < Self.capacity else { return false }
-            held.append(revocation)
+        state.withLock { state in
+            guard state.waiting.count + state.taken < Self.capacity else { return false }
+            state.waiting.append(revocation)
             return true
         }
     }
 
-    /// Everything held, which the caller queues or gives back.
+    /// Everything waiting, which the caller tries to queue and then `settle`s.
     func takeAll() -> [Held] {
-        held.withLock { held in
-            defer { held.removeAll() }
-            return held
+        state.withLock { state in
+            let all = state.waiting
+            state.waiting.removeAll()
+            state.taken += all.count
+            return all
         }
     }
 
-    /// Revocations the queue did not take after all, ahead of those held since.
-    func giveBack(_ revocations: [Held]) {
-        held.withLock { $0.insert(contentsOf: revocations, at: 0) }
+    /// The end of an attempt on `taken` revocations from `takeAll`: those the queue did not take
+    /// (`notQueued`) wait again, ahead of those held since.
+    func settle(taken: Int, notQueued: [Held]) {
+        state.withLock { state in
+            state.taken -= taken
+            state.waiting.insert(contentsOf: notQueued, at: 0)
+        }
     }
 
-    var count: Int { held.withLock { $0.count } }
+    var count: Int { state.withLock { $0.waiting.count + $0.taken } }
 }

@@ -46,9 +46,10 @@ extension Revoker {
             do {
                 try await store.queueRevocation(clientID: revocation.clientID, token: revocation.token, kind: revocation.kind, now: revocation.since)
             } catch {
-                self.held.giveBack(Array(held[index...]))
+                self.held.settle(taken: held.count, notQueued: Array(held[index...]))
                 return
             }
         }
+        self.held.settle(taken: held.count, notQueued: [])
     }
 }
