@@ -1,8 +1,8 @@
 import Foundation
 import JSON
-import SQLite
 import Store
 import Testing
+import TestSupport
 @testable import SiwaApp
 
 /// Sessions and account routes over real sockets (SPEC §4), with sessions made in the database
@@ -15,19 +15,36 @@ import Testing
         var json: JSONObject? { try? JSONParser.parse(body).object }
     }
 
+    /// The application on the test harness (`TestApp`), its requests over the socket.
     final class Fixture {
-        let harness: ApplicationTests.Harness
-        let database: Database
+        let app: TestApp
+        /// The name the suites used before `TestApp`: its application, simulator and lines.
+        var harness: TestApp { app }
+        var store: Store { app.store }
 
-        init(configure: (inout Configuration) -> Void = { _ in }) async throws {
-            harness = try ApplicationTests.Harness(configure: configure)
-            database = try Database(path: harness.application.configuration.database, readers: 1)
+        init(engine: DatabaseEngine = .sqlite, configure: (inout Configuration) -> Void = { _ in }) async throws {
+            app = try await TestApp(engine: engine, transport: .socket, configure: configure)
+        }
+
+        /// Runs `body` with a fresh fixture and stops it at scope exit, whatever happened.
+        static func with<T>(
+            engine: DatabaseEngine = .sqlite, configure: (inout Configuration) -> Void = { _ in }, _ body: (Fixture) async throws -> T
+        ) async throws -> T {
+            let fixture = try await Fixture(engine: engine, configure: configure)
+            do {
+                let result = try await body(fixture)
+                await fixture.stop()
+                return result
+            } catch {
+                await fixture.stop()
+                throw error
+            }
         }
 
         /// A user with `count` live sessions; returns the user id and the session tokens.
         func user(sub: String, sessions count: Int = 1, givenName: String? = "Ada") async throws -> (id: String, tokens: [String]) {
             let now = Int64(Date().timeIntervalSince1970)
-            return try await database.write { connection in
+            return try await store.write { connection in
                 let (user, _) = try UserStore.upsertOnSignIn(
                     in: connection,
                     identity: VerifiedIdentity(appleSub: sub, email: "x@privaterelay.appleid.com", emailVerified: true, isPrivateEmail: true),
@@ -51,10 +68,7 @@ import Testing
             return Reply(status: status, headers: parts.first ?? "", body: parts.dropFirst().joined(separator: "\r\n\r\n"))
         }
 
-        func stop() async {
-            database.close()
-            await harness.stop()
-        }
+        func stop() async { await app.stop() }
     }
 
     @Test func meReturnsTheUserObject() async throws {

@@ -69,16 +69,17 @@ import TestSupport
         await fixture.stop()
     }
 
-    @Test func itCountsAsUseOfTheSession() async throws {
-        let clock = ResponderTests.HeldClock(1_900_000_000)
-        let fixture = try ResponderTests.Fixture(clock: clock)
-        let token = try await fixture.session(sub: "000903.held.clock", now: clock.now)
-        let idleTTL = Int64(fixture.harness.application.configuration.sessionIdleTTL.components.seconds)
-        clock.advance(by: idleTTL - 1)
-        #expect(try await fixture.send(.inProcess, .get, "/auth/verify", token: token).status == 204)
-        // Past the idle TTL since sign-in, but not since the verification: still live.
-        clock.advance(by: 2)
-        #expect(try await fixture.send(.inProcess, .get, "/api/me", token: token).status == 200)
-        await fixture.stop()
+    @Test(arguments: DatabaseEngine.available)
+    func itCountsAsUseOfTheSession(_ engine: DatabaseEngine) async throws {
+        let clock = HeldClock(1_900_000_000)
+        try await withApp(engine: engine, clock: clock) { app in
+            let token = try await app.session(sub: "000903.held.clock")
+            let idleTTL = Int64(app.configuration.sessionIdleTTL.components.seconds)
+            clock.advance(by: idleTTL - 1)
+            #expect(try await app.send(.get, "/auth/verify", bearer: token).status == 204)
+            // Past the idle TTL since sign-in, but not since the verification: still live.
+            clock.advance(by: 2)
+            #expect(try await app.send(.get, "/api/me", bearer: token).status == 200)
+        }
     }
 }

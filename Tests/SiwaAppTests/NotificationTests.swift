@@ -12,12 +12,13 @@ import Testing
 
     final class Fixture {
         let harness: ApplicationTests.Harness
-        let database: Database
+        /// SQL on the application's own store (no second handle on its file).
+        let database: StoreSQL
 
         init() async throws {
             harness = try ApplicationTests.Harness { $0.clientIDs = [NotificationTests.clientID] }
             _ = try await harness.waitUntilReady()
-            database = try Database(path: harness.application.configuration.database, readers: 1)
+            database = StoreSQL(harness.application.store)
         }
 
         /// A user as a sign-in would have left it, with a live session and stored Apple tokens.

@@ -10,7 +10,8 @@ import Synchronization
 public final class Application: Sendable {
     public let configuration: Configuration
     public let metrics: Metrics
-    let store: Store
+    /// `package` so that the application test harness seeds and inspects rows through it.
+    package let store: Store
     private let server: HTTPServer
     /// Turns a request into a response without a socket: tests run one body in process or over
     /// the wire.
