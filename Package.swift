@@ -107,6 +107,19 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The application test harness: `withApp` runs a test body against the assembled
+        // application (its own database on either engine, an Apple ID simulator, a held clock if
+        // asked) and stops all of it at scope exit; `send` reaches the responder in process or
+        // over the socket, and rows are seeded and read through the application's Store.
+        .target(
+            name: "AppTestSupport",
+            dependencies: [
+                "SiwaApp", "Store", "SQLite", "HTTPServer", "JSON", "AppleSimulator", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/AppTestSupport",
+            swiftSettings: strict
+        ),
+
         .testTarget(name: "WireFormatTests", dependencies: ["WireFormat"], swiftSettings: strict),
         .testTarget(name: "SystemThreadTests", dependencies: ["SystemThread", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport", "WireFormat"], swiftSettings: strict),
@@ -125,8 +138,8 @@ let package = Package(
         .testTarget(
             name: "SiwaAppTests",
             dependencies: [
-                "SiwaApp", "AppleSimulator", "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JSON", "JOSE", "TestSupport", "WireFormat",
-                "SMTP", "MailTemplates", .product(name: "Logging", package: "swift-log"),
+                "SiwaApp", "AppleSimulator", "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JSON", "JOSE", "TestSupport", "AppTestSupport",
+                "WireFormat", "SMTP", "MailTemplates", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

@@ -154,6 +154,23 @@ public final class Store: Sendable {
 
     public func close() { engine.close() }
 
+    /// One write transaction on whichever engine holds the rows: the application test harness
+    /// seeds and inspects through the Store, never by opening its database behind its back.
+    package func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await engine.write(body)
+    }
+
+    /// One read on whichever engine holds the rows (see `write`).
+    package func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await engine.read(body)
+    }
+
+    /// `read` on the calling thread, for a test's synchronous checks.
+    package func readBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try engine.readBlocking(body) }
+
+    /// `write` on the calling thread, for a test's synchronous changes.
+    package func writeBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try engine.writeBlocking(body) }
+
     // MARK: - Without a running server
 
     /// The `migrate` command: applies pending migrations; returns those applied.

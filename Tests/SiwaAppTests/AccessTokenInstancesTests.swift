@@ -16,7 +16,6 @@ import TestSupport
     .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"),
     .timeLimit(.minutes(2)))
 struct AccessTokenInstancesTests {
-    typealias HeldClock = ResponderTests.HeldClock
     typealias Fixture = AccessTokenTests.Fixture
     static let dataKey = [UInt8](repeating: 9, count: 32)
 

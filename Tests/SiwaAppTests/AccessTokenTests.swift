@@ -3,7 +3,6 @@ import JOSE
 import JSON
 import Logging
 import OpenSSLCrypto
-import SQLite
 import Store
 import Testing
 import TestSupport
@@ -13,7 +12,6 @@ import TestSupport
 /// sockets, the tokens checked by an independent implementation, and rotation under a held clock.
 @Suite(.timeLimit(.minutes(2)))
 struct AccessTokenTests {
-    typealias HeldClock = ResponderTests.HeldClock
 
     struct Reply {
         let status: Int
@@ -352,13 +350,13 @@ struct AccessTokenTests {
         // With the right data_key but a published JWK that is another key's, it does not sign
         // either: a token it signed would not verify against the JWKS.
         configuration.dataKey = [UInt8](repeating: 1, count: 32)
-        let database = try Database(path: configuration.database, readers: 1)
+        let (store, _) = try Store.open(configuration, connections: 1, logger: Logger(label: "test"))
         let other = try P256JSONWebKey(try P256PrivateKey.generate().publicKey)
-        try await database.write { connection in
-            let kid = try #require(try connection.queryOne("SELECT kid FROM signing_keys")?.string(0))
+        try StoreSQL(store).writeAndWait { connection in
+            let kid = try #require(try connection.queryOne("SELECT kid FROM signing_keys", [])?.string(0))
             try connection.run("UPDATE signing_keys SET public_jwk = ?", [.text(JSONWriter.string(other.json(kid: kid)))])
         }
-        database.close()
+        store.close()
         #expect {
             _ = try Application(configuration: configuration, accessLogSink: fixture.harness.sink)
         } throws: { error in

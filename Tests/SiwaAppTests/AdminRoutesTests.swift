@@ -1,7 +1,6 @@
 import AppleSimulator
 import Foundation
 import JSON
-import SQLite
 import Testing
 import TestSupport
 @testable import SiwaApp
@@ -82,13 +81,13 @@ struct AdminRoutesTests {
             try await send("GET", "/api/me", bearer: session)
         }
 
-        /// The outbox's event bodies in order (read from the SQLite file; nil on PostgreSQL, whose
-        /// outbox the Store's own tests read).
+        /// The outbox's event bodies in order (nil on PostgreSQL, whose outbox the Store's own
+        /// tests read).
         func events() throws -> [String]? {
             guard engine == .sqlite else { return nil }
-            let database = try Database(path: harness.application.configuration.database, readers: 1)
-            defer { database.close() }
-            return try database.read { try $0.query("SELECT body FROM webhook_events ORDER BY seq").map { try $0.string(0) } }
+            return try StoreSQL(harness.application.store).read {
+                try $0.query("SELECT body FROM webhook_events ORDER BY seq", []).map { try $0.string(0) }
+            }
         }
 
         func stop() async { await harness.stop() }

@@ -48,9 +48,9 @@ import Testing
         /// Polls `/readyz` until it answers 200 (Apple's keys load in the background).
         func waitUntilReady() async throws -> (status: Int, headers: [String: String], body: String) {
             var last = try await get("/readyz")
-            for _ in 0..<2400 where last.status != 200 {
-                try await Task.sleep(for: .milliseconds(25))
+            _ = try await eventually(within: .seconds(60)) {
                 last = try await get("/readyz")
+                return last.status == 200
             }
             return last
         }
@@ -83,9 +83,9 @@ import Testing
         // Port 1 on loopback: nothing listens, so the fetch fails at once, offline.
         let harness = try Harness { $0.appleBaseURL = "http://127.0.0.1:1" }
         var metrics = try await harness.get("/metrics").body
-        for _ in 0..<2400 where !metrics.contains("siwa_jwks_refreshes_total{") {
-            try await Task.sleep(for: .milliseconds(25))
+        _ = try await eventually(within: .seconds(60)) {
             metrics = try await harness.get("/metrics").body
+            return metrics.contains("siwa_jwks_refreshes_total{")
         }
         let response = try await harness.get("/readyz")
         #expect(response.status == 503)
@@ -294,23 +294,5 @@ import Testing
 
     @Test func labelValuesAreEscaped() {
         #expect(PrometheusText.labels(["a": "x\"y\\z\nw"]) == #"a="x\"y\\z\nw""#)
-    }
-}
-
-/// Collects the lines a `LogSink` writes.
-final class LinesCollector: @unchecked Sendable {
-    private let lock = NSLock()
-    private var text = ""
-
-    func append(_ bytes: [UInt8]) {
-        lock.lock()
-        text += String(decoding: bytes, as: UTF8.self)
-        lock.unlock()
-    }
-
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return text.split(separator: "\n").map(String.init)
     }
 }

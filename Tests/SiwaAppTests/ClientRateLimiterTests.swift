@@ -1,35 +1,29 @@
-import Synchronization
 import Testing
+import TestSupport
 @testable import SiwaApp
 
 /// The token bucket of `rate_limit`, with a held clock.
 @Suite struct ClientRateLimiterTests {
-    final class HeldClock: Sendable {
-        let seconds = Mutex<Double>(1_000)
-        func advance(_ by: Double) { seconds.withLock { $0 += by } }
-        var read: @Sendable () -> Double { { [self] in seconds.withLock { $0 } } }
-    }
-
     @Test func aBurstOfTheLimitThenOneEachRefillInterval() {
-        let clock = HeldClock()
-        let limiter = ClientRateLimiter(limit: RateLimit(requests: 5, perSeconds: 60), clock: clock.read)
+        let clock = HeldClock(1_000)
+        let limiter = ClientRateLimiter(limit: RateLimit(requests: 5, perSeconds: 60), clock: { Double(clock.now) })
         for _ in 0..<5 { #expect(limiter.decide(clientAddress: "192.0.2.1") == .allowed) }
         #expect(limiter.decide(clientAddress: "192.0.2.1") == .limited(retryAfterSeconds: 12))
         // Another address has a bucket of its own.
         #expect(limiter.decide(clientAddress: "192.0.2.2") == .allowed)
-        clock.advance(11)
+        clock.advance(by: 11)
         #expect(limiter.decide(clientAddress: "192.0.2.1") == .limited(retryAfterSeconds: 1))
-        clock.advance(1)
+        clock.advance(by: 1)
         #expect(limiter.decide(clientAddress: "192.0.2.1") == .allowed)
         #expect(limiter.decide(clientAddress: "192.0.2.1") != .allowed)
         // A long quiet spell refills to the burst, never beyond it.
-        clock.advance(3_600)
+        clock.advance(by: 3_600)
         for _ in 0..<5 { #expect(limiter.decide(clientAddress: "192.0.2.1") == .allowed) }
         #expect(limiter.decide(clientAddress: "192.0.2.1") != .allowed)
     }
 
     @Test func ipv6ClientsAreCountedByTheirSlash64() {
-        let limiter = ClientRateLimiter(limit: RateLimit(requests: 1, perSeconds: 3_600), clock: HeldClock().read)
+        let limiter = ClientRateLimiter(limit: RateLimit(requests: 1, perSeconds: 3_600), clock: { 1_000 })
         #expect(limiter.decide(clientAddress: "2001:db8:1:2::1") == .allowed)
         #expect(limiter.decide(clientAddress: "2001:db8:1:2:ffff::9") != .allowed)
         #expect(limiter.decide(clientAddress: "[2001:db8:1:3::1]") == .allowed)
@@ -39,10 +33,10 @@ import Testing
     }
 
     @Test func theTableStaysBoundedDroppingRefilledBucketsFirst() {
-        let clock = HeldClock()
-        let limiter = ClientRateLimiter(limit: RateLimit(requests: 1, perSeconds: 10), maxClients: 100, clock: clock.read)
+        let clock = HeldClock(1_000)
+        let limiter = ClientRateLimiter(limit: RateLimit(requests: 1, perSeconds: 10), maxClients: 100, clock: { Double(clock.now) })
         for index in 0..<100 { _ = limiter.decide(clientAddress: "10.0.0.\(index)") }
-        clock.advance(20)
+        clock.advance(by: 20)
         // Everyone above has refilled: the 101st client makes the table drop them.
         #expect(limiter.decide(clientAddress: "10.0.1.1") == .allowed)
         #expect(limiter.decide(clientAddress: "10.0.1.1") != .allowed)

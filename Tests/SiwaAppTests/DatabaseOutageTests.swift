@@ -127,12 +127,7 @@ struct DatabaseOutageTests {
 
         /// Asks `/api/me` with `session` until it answers `status`, for at most 10 s.
         func me(_ session: String, becomes status: Int) async throws -> Bool {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while ContinuousClock.now < deadline {
-                if try await send("GET", "/api/me", bearer: session).status == status { return true }
-                try await Task.sleep(for: .milliseconds(25))
-            }
-            return false
+            try await eventually(within: .seconds(10)) { try await send("GET", "/api/me", bearer: session).status == status }
         }
 
         var tokenCalls: Int { simulator.calls.filter { $0.endpoint == "token" }.count }
@@ -335,12 +330,10 @@ struct DatabaseOutageTests {
         let failedCalls = fixture.revokeCalls.count
         try await mend()
         // The worker looks every second: it queues what is held, then revokes what is due.
-        let deadline = ContinuousClock.now + .seconds(60)
         var depth = -1
-        while ContinuousClock.now < deadline {
+        _ = try await eventually(within: .seconds(60)) {
             depth = try await fixture.store.revocations.depth().count
-            if revoker.held.count == 0, depth == 0, fixture.revokeCalls.count > failedCalls { break }
-            try await Task.sleep(for: .milliseconds(50))
+            return revoker.held.count == 0 && depth == 0 && fixture.revokeCalls.count > failedCalls
         }
         #expect(revoker.held.count == 0)
         #expect(depth == 0, "revoked, and gone from the queue")
@@ -369,8 +362,7 @@ struct DatabaseOutageTests {
         #expect(reply.status == 500, "\(reply.body)")
         #expect(reply.error == "internal_error")
 
-        let deadline = ContinuousClock.now + .seconds(60)
-        while fixture.revokeCalls.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        _ = try await eventually(within: .seconds(60)) { !fixture.revokeCalls.isEmpty }
         #expect(fixture.revokeCalls.count == 1)
         #expect(fixture.revokeCalls.first?.parameters["token_type_hint"] == "refresh_token")
         let counts = try await fixture.counts()

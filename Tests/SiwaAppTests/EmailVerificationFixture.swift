@@ -14,11 +14,11 @@ final class EmailVerificationFixture: @unchecked Sendable {
     static let app = PasswordRoutesTests.app
 
     let harness: ApplicationTests.Harness
-    let clock: ResponderTests.HeldClock
+    let clock: HeldClock
     let receiver: WebhookReceiver
 
     init(_ engine: DatabaseEngine) async throws {
-        let clock = ResponderTests.HeldClock(Int64(Date().timeIntervalSince1970))
+        let clock = HeldClock(Int64(Date().timeIntervalSince1970))
         self.clock = clock
         let receiver = try WebhookReceiver()
         self.receiver = receiver

@@ -1,7 +1,6 @@
 import AppleSimulator
 import Foundation
 import JSON
-import SQLite
 import Testing
 @testable import SiwaApp
 
@@ -11,7 +10,8 @@ import Testing
 
     final class Fixture {
         let harness: ApplicationTests.Harness
-        let database: Database
+        /// SQL on the application's own store (no second handle on its file).
+        let database: StoreSQL
 
         init(configure: (inout Configuration) -> Void = { _ in }) async throws {
             harness = try ApplicationTests.Harness {
@@ -19,7 +19,7 @@ import Testing
                 configure(&$0)
             }
             _ = try await harness.waitUntilReady()
-            database = try Database(path: harness.application.configuration.database, readers: 1)
+            database = StoreSQL(harness.application.store)
         }
 
         var simulator: AppleIDSimulator { harness.simulator }
@@ -35,7 +35,7 @@ import Testing
         }
 
         func count(_ table: String) throws -> Int {
-            try database.read { try $0.queryOne("SELECT COUNT(*) FROM \(table)")?.int(0) ?? -1 }
+            try database.read { try $0.queryOne("SELECT COUNT(*) FROM \(table)", [])?.int(0) ?? -1 }
         }
 
         func stop() async {
@@ -117,7 +117,7 @@ import Testing
         #expect(exchanges.count == 1)
         #expect(exchanges.first?.parameters["client_id"] == Self.app)
         #expect(exchanges.first?.parameters["redirect_uri"] == nil)
-        let stored = try fixture.database.read { try $0.queryOne("SELECT client_id, refresh_token FROM apple_tokens") }
+        let stored = try fixture.database.read { try $0.queryOne("SELECT client_id, refresh_token FROM apple_tokens", []) }
         #expect(try stored?.string("client_id") == Self.app)
         let sealed = try #require(try stored?.blob("refresh_token"))
         #expect(!String(decoding: sealed, as: UTF8.self).contains(".0."))

@@ -1,7 +1,6 @@
 import AppleSimulator
 import Foundation
 import JSON
-import SQLite
 import Synchronization
 import Testing
 import TestSupport
@@ -27,13 +26,14 @@ struct PasswordRoutesTests {
     /// Sendable for concurrent requests: its fields are constants, and each sends on its own socket.
     final class Fixture: @unchecked Sendable {
         let harness: ApplicationTests.Harness
-        let database: Database
-        let clock: ResponderTests.HeldClock
+        /// SQL on the application's own store (no second handle on its file).
+        let database: StoreSQL
+        let clock: HeldClock
         /// The team's backend, with `webhooks`: where reset codes arrive.
         let receiver: WebhookReceiver?
 
         init(webhooks: Bool = false, configure: (inout Configuration) -> Void = { _ in }) async throws {
-            let clock = ResponderTests.HeldClock(Int64(Date().timeIntervalSince1970))
+            let clock = HeldClock(Int64(Date().timeIntervalSince1970))
             self.clock = clock
             let receiver = webhooks ? try WebhookReceiver() : nil
             self.receiver = receiver
@@ -47,7 +47,7 @@ struct PasswordRoutesTests {
                 configure(&$0)
             }
             _ = try await harness.waitUntilReady()
-            database = try Database(path: harness.application.configuration.database, readers: 1)
+            database = StoreSQL(harness.application.store)
         }
 
         var simulator: AppleIDSimulator { harness.simulator }
@@ -93,7 +93,7 @@ struct PasswordRoutesTests {
         }
 
         func count(_ table: String, _ condition: String = "1 = 1") throws -> Int {
-            try database.read { try $0.queryOne("SELECT COUNT(*) FROM \(table) WHERE \(condition)")?.int(0) ?? -1 }
+            try database.read { try $0.queryOne("SELECT COUNT(*) FROM \(table) WHERE \(condition)", [])?.int(0) ?? -1 }
         }
 
         /// Marks the password's email proven, as its verification code would (SPEC §13).
@@ -360,11 +360,11 @@ struct PasswordRoutesTests {
         #expect(wrong.status == 401 && wrong.error == "invalid_credentials")
         // Bob's Apple ID: refused before its code goes to Apple; both users untouched.
         let tokenCalls = fixture.simulator.calls.filter { $0.endpoint == "token" }.count
-        let usersBefore = try fixture.database.read { try $0.query("SELECT * FROM users ORDER BY id").map { "\($0)" } }
+        let usersBefore = try fixture.database.read { try $0.query("SELECT * FROM users ORDER BY id", []).map { "\($0)" } }
         let taken = try await fixture.send("POST", "/api/auth/apple/upgrade", password + (try fixture.apple(Self.sub(4))))
         #expect(taken.status == 409 && taken.error == "apple_id_in_use", "\(taken.body)")
         #expect(fixture.simulator.calls.filter { $0.endpoint == "token" }.count == tokenCalls)
-        #expect(try fixture.database.read { try $0.query("SELECT * FROM users ORDER BY id").map { "\($0)" } } == usersBefore)
+        #expect(try fixture.database.read { try $0.query("SELECT * FROM users ORDER BY id", []).map { "\($0)" } } == usersBefore)
         #expect(try await fixture.send("GET", "/api/me", headers: fixture.bearer(bob.token)).json?["sign_in_methods"] == .array([.string("apple")]))
         #expect(try await fixture.signIn("ada@example.com").methods == ["password"])
         await fixture.stop()

@@ -170,7 +170,7 @@ struct PostgresInstancesTests {
     /// the live one runs on a held clock that the test moves past the lease.
     @Test func anotherInstanceFinishesADeadInstancesLeasedRevocationAfterTheLease() async throws {
         let url = try await PostgresCluster.shared().makeDatabase()
-        let clock = ResponderTests.HeldClock(Int64(Date().timeIntervalSince1970))
+        let clock = HeldClock(Int64(Date().timeIntervalSince1970))
         let live = try ApplicationTests.Harness(clocks: clock.clocks) {
             $0.database = url
             $0.dataKey = Self.dataKey
@@ -200,16 +200,10 @@ struct PostgresInstancesTests {
 
         // Past the lease it is the live instance's, and Apple hears of it once.
         clock.advance(by: 10)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while revokeCalls() == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        _ = try await eventually { revokeCalls() > 0 }
         #expect(revokeCalls() == 1)
         // Apple logs the call before the worker records its answer: wait for the row to go.
-        var depth = try await live.application.store.revocations.depth().count
-        while depth > 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-            depth = try await live.application.store.revocations.depth().count
-        }
-        #expect(depth == 0)
+        #expect(try await eventually { try await live.application.store.revocations.depth().count == 0 })
         #expect(revokeCalls() == 1, "and never sent again")
         await live.stop()
     }
@@ -242,14 +236,7 @@ struct PostgresInstancesTests {
         func listeners() async throws -> Set<Int32> {
             try await cluster.backendProcessIDs(database: url, applicationName: "siwa-server cache")
         }
-        func until(_ condition: () async throws -> Bool) async throws -> Bool {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while try await !condition() {
-                guard ContinuousClock.now < deadline else { return false }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            return true
-        }
+        func until(_ condition: () async throws -> Bool) async throws -> Bool { try await eventually(within: .seconds(10), condition) }
         let a = try await Self.instance(url: url)
         #expect(try await until { try await listeners().count == 1 })
         let listenerOfA = try await listeners()
@@ -345,11 +332,7 @@ struct PostgresInstancesTests {
             #expect(deleted.hasPrefix("HTTP/1.1 202"), "\(deleted)")
         }
         func revokeCalls() -> Int { simulator.calls.filter { $0.endpoint == "revoke" }.count }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if try await a.application.store.revocations.depth().count == 0 { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        _ = try await eventually(within: .seconds(60)) { try await a.application.store.revocations.depth().count == 0 }
         #expect(try await a.application.store.revocations.depth().count == 0, "the queue drained")
         // A duplicate could only come from a pass under way as the queue drained: once each
         // instance's worker has finished two more, any would have shown itself.

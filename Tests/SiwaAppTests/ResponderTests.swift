@@ -1,200 +1,134 @@
 import Foundation
 import HTTPServer
 import JSON
-import SQLite
+import Logging
 import Store
-import Synchronization
 import Testing
+import TestSupport
 @testable import SiwaApp
 
 /// The application's responder: one test body in process and over a socket, time held by an
 /// injected clock, and every failure answered by `ErrorResponses`.
 @Suite struct ResponderTests {
-    enum Transport: String, CaseIterable, Sendable {
-        case inProcess, socket
-    }
+    typealias Engine = DatabaseEngine
+    /// TestSupport's held clock, under the name suites written before it still use.
+    typealias HeldClock = TestSupport.HeldClock
 
-    struct Reply {
-        let status: Int
-        let headers: [String: String]
-        let body: String
-        var json: JSONObject? { try? JSONParser.parse(body).object }
-    }
+    @Test(arguments: Engine.available, Transport.allCases)
+    func theSameAnswersInProcessAndOverTheSocket(_ engine: Engine, _ transport: Transport) async throws {
+        try await withApp(engine: engine, transport: transport) { app in
+            let token = try await app.session(sub: "000001.responder.\(transport.rawValue)")
 
-    /// A wall clock that moves only when told to.
-    final class HeldClock: Sendable {
-        private let seconds: Mutex<Int64>
-        init(_ start: Int64) { seconds = Mutex(start) }
-        var now: Int64 { seconds.withLock { $0 } }
-        func advance(by delta: Int64) { seconds.withLock { $0 += delta } }
-        var clocks: Clocks { Clocks(wall: { self.now }, monotonic: Clocks.system.monotonic) }
-    }
+            let me = try await app.send(.get, "/api/me", bearer: token)
+            #expect(me.status == 200)
+            #expect(me.json?["apple_sub"]?.string == "000001.responder.\(transport.rawValue)")
 
-    final class Fixture {
-        let harness: ApplicationTests.Harness
-        let database: Database
+            let nobody = try await app.send(.get, "/api/me")
+            #expect(nobody.status == 401)
+            #expect(nobody.json?["error"]?.string == "unauthenticated")
 
-        init(clock: HeldClock? = nil) throws {
-            harness = try ApplicationTests.Harness(clocks: clock?.clocks ?? .system)
-            database = try Database(path: harness.application.configuration.database, readers: 1)
-        }
+            let unknownSession = try await app.send(.delete, "/api/sessions/no-such-session", bearer: token)
+            #expect(unknownSession.status == 404)
+            #expect(unknownSession.json?["error"]?.string == "not_found")
 
-        /// A user with one session, made as a sign-in would make it, at `now`.
-        func session(sub: String, now: Int64 = Int64(Date().timeIntervalSince1970)) async throws -> String {
-            try await database.write { connection in
-                let (user, _) = try UserStore.upsertOnSignIn(
-                    in: connection,
-                    identity: VerifiedIdentity(appleSub: sub, email: nil, emailVerified: false, isPrivateEmail: false),
-                    profile: nil, now: now)
-                return try SessionStore.create(in: connection, userID: user.id, deviceName: nil, now: now, ttl: 30 * 86_400).token
-            }
-        }
+            let missing = try await app.send(.get, "/no/such/path")
+            #expect(missing.status == 404)
+            #expect(missing.json?["error"]?.string == "not_found")
 
-        func send(_ transport: Transport, _ method: HTTPMethod, _ target: String, token: String? = nil) async throws -> Reply {
-            switch transport {
-            case .inProcess:
-                var headers = HTTPHeaders()
-                if let token { headers.add("Authorization", "Bearer \(token)") }
-                let response = await harness.application.responder.respond(to: HTTPRequest(method, target, headers: headers))
-                var names: [String: String] = [:]
-                for (name, value) in response.headers { names[name.lowercased()] = value }
-                return Reply(status: response.status, headers: names, body: String(decoding: response.body, as: UTF8.self))
-            case .socket:
-                var request = "\(method) \(target) HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 0\r\n"
-                if let token { request += "Authorization: Bearer \(token)\r\n" }
-                let text = try await HTTPGet.raw(port: harness.application.port, request + "\r\n")
-                let parts = text.components(separatedBy: "\r\n\r\n")
-                var names: [String: String] = [:]
-                for line in (parts.first ?? "").split(separator: "\r\n").dropFirst() {
-                    let pair = line.split(separator: ":", maxSplits: 1)
-                    if pair.count == 2 { names[pair[0].lowercased()] = pair[1].trimmingCharacters(in: .whitespaces) }
-                }
-                let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
-                return Reply(status: status, headers: names, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
-            }
-        }
-
-        func stop() async {
-            database.close()
-            await harness.stop()
+            let wrongMethod = try await app.send(.put, "/api/me")
+            #expect(wrongMethod.status == 405)
+            #expect(wrongMethod.json?["error"]?.string == "method_not_allowed")
+            #expect(wrongMethod.headers["allow"] == "GET, HEAD")
         }
     }
 
-    @Test(arguments: Transport.allCases)
-    func theSameAnswersInProcessAndOverTheSocket(_ transport: Transport) async throws {
-        let fixture = try Fixture()
-        let token = try await fixture.session(sub: "000001.responder.\(transport.rawValue)")
-
-        let me = try await fixture.send(transport, .get, "/api/me", token: token)
-        #expect(me.status == 200)
-        #expect(me.json?["apple_sub"]?.string == "000001.responder.\(transport.rawValue)")
-
-        let nobody = try await fixture.send(transport, .get, "/api/me")
-        #expect(nobody.status == 401)
-        #expect(nobody.json?["error"]?.string == "unauthenticated")
-
-        let unknownSession = try await fixture.send(transport, .delete, "/api/sessions/no-such-session", token: token)
-        #expect(unknownSession.status == 404)
-        #expect(unknownSession.json?["error"]?.string == "not_found")
-
-        let missing = try await fixture.send(transport, .get, "/no/such/path")
-        #expect(missing.status == 404)
-        #expect(missing.json?["error"]?.string == "not_found")
-
-        let wrongMethod = try await fixture.send(transport, .put, "/api/me")
-        #expect(wrongMethod.status == 405)
-        #expect(wrongMethod.json?["error"]?.string == "method_not_allowed")
-        #expect(wrongMethod.headers["allow"] == "GET, HEAD")
-        await fixture.stop()
-    }
-
-    @Test func anIdleSessionEndsWhenTheHeldClockPassesTheIdleTTL() async throws {
+    @Test(arguments: Engine.available)
+    func anIdleSessionEndsWhenTheHeldClockPassesTheIdleTTL(_ engine: Engine) async throws {
         let clock = HeldClock(1_900_000_000)
-        let fixture = try Fixture(clock: clock)
-        let token = try await fixture.session(sub: "000002.held.clock", now: clock.now)
-        #expect(try await fixture.send(.inProcess, .get, "/api/me", token: token).status == 200)
-        let idleTTL = Int64(fixture.harness.application.configuration.sessionIdleTTL.components.seconds)
-        clock.advance(by: idleTTL - 1)
-        #expect(try await fixture.send(.inProcess, .get, "/api/me", token: token).status == 200)
-        // Used a second before the limit, so the idle time starts again from there.
-        clock.advance(by: idleTTL + 1)
-        let expired = try await fixture.send(.inProcess, .get, "/api/me", token: token)
-        #expect(expired.status == 401)
-        #expect(expired.json?["error"]?.string == "unauthenticated")
-        await fixture.stop()
+        try await withApp(engine: engine, clock: clock) { app in
+            let token = try await app.session(sub: "000002.held.clock")
+            #expect(try await app.send(.get, "/api/me", bearer: token).status == 200)
+            let idleTTL = Int64(app.configuration.sessionIdleTTL.components.seconds)
+            clock.advance(by: idleTTL - 1)
+            #expect(try await app.send(.get, "/api/me", bearer: token).status == 200)
+            // Used a second before the limit, so the idle time starts again from there.
+            clock.advance(by: idleTTL + 1)
+            let expired = try await app.send(.get, "/api/me", bearer: token)
+            #expect(expired.status == 401)
+            #expect(expired.json?["error"]?.string == "unauthenticated")
+        }
     }
 
     /// The last-use batch is written when a request finds it due, so a use recorded just
     /// after a write may wait in memory until the stored time has run out (a quiet instance):
     /// the session is still live. Session A is used half an idle TTL in, a second after B's
     /// use wrote the batch; nothing comes until A's stored time is 10 s past the limit.
-    @Test func aUseNotYetWrittenKeepsTheSessionLive() async throws {
+    @Test(arguments: Engine.available)
+    func aUseNotYetWrittenKeepsTheSessionLive(_ engine: Engine) async throws {
         let clock = HeldClock(1_900_000_000)
-        let fixture = try Fixture(clock: clock)
-        let start = clock.now
-        let a = try await fixture.session(sub: "000004.held.clock", now: start)
-        let b = try await fixture.session(sub: "000005.held.clock", now: start)
-        let idleTTL = Int64(fixture.harness.application.configuration.sessionIdleTTL.components.seconds)
-        func lastSeen(_ token: String) async throws -> Int64? {
-            try Self.lastSeen(fixture.database, sub: token == a ? "000004.held.clock" : "000005.held.clock")
+        try await withApp(engine: engine, clock: clock) { app in
+            let start = clock.now
+            let a = try await app.session(sub: "000004.held.clock")
+            let b = try await app.session(sub: "000005.held.clock")
+            let idleTTL = Int64(app.configuration.sessionIdleTTL.components.seconds)
+
+            clock.advance(by: idleTTL / 2)
+            #expect(try await app.send(.get, "/api/me", bearer: b).status == 200)
+            // The batch is written off the request path.
+            #expect(try await eventually { try await Self.lastSeen(app.store, sub: "000005.held.clock") == clock.now })
+            clock.advance(by: 1)
+            #expect(try await app.send(.get, "/api/me", bearer: a).status == 200)
+            #expect(try await Self.lastSeen(app.store, sub: "000004.held.clock") == start, "not due: the use waits in memory")
+
+            clock.advance(by: idleTTL - idleTTL / 2 - 1 + 10)
+            #expect(try await app.send(.get, "/api/me", bearer: a).status == 200)
         }
-
-        clock.advance(by: idleTTL / 2)
-        #expect(try await fixture.send(.inProcess, .get, "/api/me", token: b).status == 200)
-        // The batch is written off the request path.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try await lastSeen(b) != clock.now, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(try await lastSeen(b) == clock.now)
-        clock.advance(by: 1)
-        #expect(try await fixture.send(.inProcess, .get, "/api/me", token: a).status == 200)
-        #expect(try await lastSeen(a) == start, "not due: the use waits in memory")
-
-        clock.advance(by: idleTTL - idleTTL / 2 - 1 + 10)
-        #expect(try await fixture.send(.inProcess, .get, "/api/me", token: a).status == 200)
-        await fixture.stop()
     }
 
     /// A graceful stop writes the uses still in memory.
-    @Test func stoppingWritesTheLastUsesStillInMemory() async throws {
+    @Test(arguments: Engine.available)
+    func stoppingWritesTheLastUsesStillInMemory(_ engine: Engine) async throws {
         let clock = HeldClock(1_900_000_000)
-        let fixture = try Fixture(clock: clock)
-        let token = try await fixture.session(sub: "000006.held.clock", now: clock.now)
-        clock.advance(by: 5)
-        #expect(try await fixture.send(.inProcess, .get, "/api/me", token: token).status == 200)
-        #expect(try Self.lastSeen(fixture.database, sub: "000006.held.clock") == clock.now - 5)
-        await fixture.harness.application.stop()
-        #expect(try Self.lastSeen(fixture.database, sub: "000006.held.clock") == clock.now)
-        fixture.database.close()
-        await fixture.harness.simulator.stop()
-        try? FileManager.default.removeItem(atPath: fixture.harness.folder)
+        try await withApp(engine: engine, clock: clock) { app in
+            let token = try await app.session(sub: "000006.held.clock")
+            clock.advance(by: 5)
+            #expect(try await app.send(.get, "/api/me", bearer: token).status == 200)
+            #expect(try await Self.lastSeen(app.store, sub: "000006.held.clock") == clock.now - 5)
+            await app.stopApplication()
+            // The application's store is closed with it: the same database, opened again.
+            let (reopened, _) = try Store.open(app.configuration, connections: 1, logger: Logger(label: "test"))
+            defer { reopened.close() }
+            #expect(try await Self.lastSeen(reopened, sub: "000006.held.clock") == clock.now)
+        }
     }
 
     /// The stored last use of the one session of the user `sub`.
-    static func lastSeen(_ database: Database, sub: String) throws -> Int64? {
-        try database.read {
+    static func lastSeen(_ store: Store, sub: String) async throws -> Int64? {
+        try await store.read {
             try $0.queryOne(
                 "SELECT s.last_seen_at FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.apple_sub = ?", [.text(sub)]
             )?.int64(0)
         }
     }
 
-    @Test func aDatabaseFaultIsALogged500NotARefusal() async throws {
-        let fixture = try Fixture()
-        let token = try await fixture.session(sub: "000003.fault")
-        try await fixture.database.write { try $0.execute("ALTER TABLE sessions RENAME TO sessions_gone") }
+    @Test(arguments: Engine.available)
+    func aDatabaseFaultIsALogged500NotARefusal(_ engine: Engine) async throws {
+        try await withApp(engine: engine) { app in
+            let token = try await app.session(sub: "000003.fault")
+            try await app.store.write { _ = try $0.run("ALTER TABLE sessions RENAME TO sessions_gone", []) }
 
-        let reply = try await fixture.send(.socket, .get, "/api/me", token: token)
-        #expect(reply.status == 500)
-        #expect(reply.json?["error"]?.string == "internal_error")
-        let requestID = try #require(reply.headers["x-request-id"])
-        fixture.harness.sink.flush()
-        let logged = fixture.harness.lines.all.first { $0.contains("request failed") }
-        #expect(logged?.contains(requestID) == true)
-        #expect(logged?.contains(token) == false)
+            let reply = try await app.send(.get, "/api/me", bearer: token, via: .socket)
+            #expect(reply.status == 500)
+            #expect(reply.json?["error"]?.string == "internal_error")
+            let requestID = try #require(reply.headers["x-request-id"])
+            app.sink.flush()
+            let logged = app.lines.all.first { $0.contains("request failed") }
+            #expect(logged?.contains(requestID) == true)
+            #expect(logged?.contains(token) == false)
 
-        let list = try await fixture.send(.inProcess, .get, "/api/sessions", token: token)
-        #expect(list.status == 500, "not an empty list")
-        await fixture.stop()
+            let list = try await app.send(.get, "/api/sessions", bearer: token)
+            #expect(list.status == 500, "not an empty list")
+        }
     }
 }
 

@@ -18,12 +18,6 @@ struct TeamTransferTests {
     static let teamB = "TEAMBBBB01"
     static let dataKey = [UInt8](repeating: 9, count: 32)
 
-    final class HeldClock: Sendable {
-        private let seconds = Mutex(Int64(time(nil)))
-        var now: Int64 { seconds.withLock { $0 } }
-        func advance(_ delta: Int64) { seconds.withLock { $0 += delta } }
-    }
-
     /// What the commands wrote to stderr.
     final class ConsoleLines: Sendable {
         private let text = Mutex("")
@@ -63,7 +57,6 @@ struct TeamTransferTests {
 
         var databaseA: String { folder + "/a.sqlite3" }
         var csv: String { folder + "/transfer.csv" }
-        var clocks: Clocks { let clock = self.clock; return Clocks(wall: { clock.now }, monotonic: Clocks.system.monotonic) }
 
         func configuration(_ team: SimulatorTeam, database: String) -> Configuration {
             var configuration = Configuration()
@@ -103,7 +96,7 @@ struct TeamTransferTests {
             return try TeamTransfer(
                 configuration: configuration,
                 console: TransferConsole(isTerminal: false, monotonic: Clocks.system.monotonic) { console.append($0) },
-                clocks: clocks, stopRequested: stopRequested, sleep: { try? await Task.sleep(for: .milliseconds(Int($0 * 1000))) },
+                clocks: clock.clocks, stopRequested: stopRequested, sleep: { try? await Task.sleep(for: .milliseconds(Int($0 * 1000))) },
                 pacing: { TransferPacing(rate: Double($0), firstBackoff: 0.01, maximumBackoff: 0.04, maximumTries: 4) })
         }
 
@@ -167,7 +160,7 @@ struct TeamTransferTests {
             _ = try Store.copy(fromSQLite: fixture.databaseA, toPostgres: databaseB)
         }
         let configurationB = fixture.configuration(moved.toTeam, database: databaseB)
-        let harness = try ApplicationTests.Harness(clocks: fixture.clocks) { configuration in
+        let harness = try ApplicationTests.Harness(clocks: fixture.clock.clocks) { configuration in
             configuration.database = configurationB.database
             configuration.dataKey = configurationB.dataKey
             configuration.clientIDs = configurationB.clientIDs
@@ -217,7 +210,7 @@ struct TeamTransferTests {
         #expect(during.contains("60 days left"), "\(during)")
 
         // Past the window: no transfer_sub any more, so those not carried across are new users.
-        fixture.clock.advance(61 * 86_400)
+        fixture.clock.advance(by: 61 * 86_400)
         let late = try await Self.signIn(harness, fixture.simulator, sub: users[11].sub)
         #expect(late.0 == 200 && late.1 == true && late.2 != users[11].id)
         let after = try await TeamTransfer.status(of: transferB.store, now: fixture.clock.now)

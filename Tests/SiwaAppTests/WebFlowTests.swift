@@ -2,7 +2,6 @@ import AppleSimulator
 import Foundation
 import HTTPServer
 import JSON
-import SQLite
 import Testing
 import WireFormat
 @testable import SiwaApp
@@ -30,7 +29,8 @@ import WireFormat
 
     final class Fixture: @unchecked Sendable {
         let harness: ApplicationTests.Harness
-        let database: Database
+        /// SQL on the application's own store (no second handle on its file).
+        let database: StoreSQL
         var simulator: AppleIDSimulator { harness.simulator }
         var port: UInt16 { harness.application.port }
         var origin: String { harness.application.configuration.publicOrigin }
@@ -43,7 +43,7 @@ import WireFormat
                 configure(&$0)
             }
             _ = try await harness.waitUntilReady()
-            database = try Database(path: harness.application.configuration.database, readers: 1)
+            database = StoreSQL(harness.application.store)
         }
 
         func send(_ method: String, _ path: String, headers: [String: String] = [:], body: String = "") async throws -> Reply {
@@ -87,7 +87,7 @@ import WireFormat
         }
 
         func count(_ table: String) throws -> Int {
-            try database.read { try $0.queryOne("SELECT COUNT(*) FROM \(table)")?.int(0) ?? -1 }
+            try database.read { try $0.queryOne("SELECT COUNT(*) FROM \(table)", [])?.int(0) ?? -1 }
         }
 
         func stop() async {
@@ -176,7 +176,7 @@ import WireFormat
         // Expired state (its ten minutes are over).
         try await attempt("expired state", expecting: 400) {
             let (_, query, binding) = try await fixture.login()
-            try fixture.database.writeAndWait { _ = try $0.run("UPDATE web_sign_ins SET expires_at = 0") }
+            try fixture.database.writeAndWait { _ = try $0.run("UPDATE web_sign_ins SET expires_at = 0", []) }
             return try await fixture.callback(try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? ""), binding: binding)
         }
         // The id_token carries another nonce.
@@ -330,7 +330,7 @@ import WireFormat
 
         // End the second session by its id (taken from the page).
         let secondID = try await #require(try fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(second)"]).status == 200
-            ? fixture.database.read { try $0.queryOne("SELECT id FROM sessions ORDER BY rowid LIMIT 1 OFFSET 1")?.string(0) } : nil)
+            ? fixture.database.read { try $0.queryOne("SELECT id FROM sessions ORDER BY rowid LIMIT 1 OFFSET 1", [])?.string(0) } : nil)
         let ended = try await fixture.send("POST", "/account/sessions/\(secondID)/end", headers: form, body: "csrf=\(token)")
         #expect(ended.header("Location") == "/account?ended=1")
         await #expect(try fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(second)"]).status == 401)

@@ -2,7 +2,6 @@ import AppleSimulator
 import Foundation
 import JSON
 import OpenSSLCrypto
-import SQLite
 import Store
 import Synchronization
 import Testing
@@ -17,7 +16,6 @@ import TestSupport
 struct WebhookDeliveryTests {
     typealias Engine = DatabaseEngine
 
-    typealias HeldClock = ResponderTests.HeldClock
 
     /// An application whose `webhook_url` is `receiver`'s, on `engine`.
     final class Fixture {
@@ -86,11 +84,7 @@ struct WebhookDeliveryTests {
 
         /// Until `/metrics` has `line` (an outcome is counted once it is recorded in the queue).
         func waitForMetric(_ line: String) async throws -> Bool {
-            for _ in 0..<3000 {
-                if try await metrics().contains(line) { return true }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            return false
+            try await eventually { try await metrics().contains(line) }
         }
 
         /// Until nothing waits in the outbox (every event delivered or failed).
@@ -99,11 +93,7 @@ struct WebhookDeliveryTests {
         /// Until `count` events wait in the outbox (a delivery is recorded just after the
         /// receiver answers).
         func waitUntilQueueHolds(_ count: Int) async throws -> Bool {
-            for _ in 0..<3000 {
-                if try await store.webhooks.depth().count == count { return true }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            return false
+            try await eventually { try await store.webhooks.depth().count == count }
         }
 
         func stop() async {
@@ -286,9 +276,8 @@ struct WebhookDeliveryTests {
         let t0 = clock.now
         let cy = try await fixture.user(Self.sub(7), now: t0)
         try await fixture.update(cy.id, to: "cy-1", now: t0)
-        let database = try Database(path: fixture.harness.application.configuration.database, readers: 1)
-        defer { database.close() }
-        let first = try #require(try database.read { try $0.queryOne("SELECT id FROM webhook_events ORDER BY seq")?.string(0) })
+        let database = StoreSQL(fixture.harness.application.store)
+        let first = try #require(try database.read { try $0.queryOne("SELECT id FROM webhook_events ORDER BY seq", [])?.string(0) })
         func row() throws -> (attempts: Int, next: Int64, failed: Int64?) {
             try database.read { connection in
                 let row = try #require(try connection.queryOne("SELECT attempts, next_attempt_at, failed_at FROM webhook_events WHERE id = ?", [.text(first)]))

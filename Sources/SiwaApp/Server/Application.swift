@@ -12,7 +12,8 @@ public final class Application: Sendable {
     public let configuration: Configuration
     public let metrics: Metrics
     private let accessLogSink: LogSink
-    let store: Store
+    /// `package` so that the application test harness seeds and inspects rows through it.
+    package let store: Store
     private let server: HTTPServer
     /// Turns a request into a response without a socket: tests run one body in process or over
     /// the wire.

@@ -5,9 +5,9 @@ import Glibc
 /// whole response read until the server closes. The blocking socket work runs on a thread of
 /// its own: a test blocking one of the two cooperative threads would starve the server's own
 /// background tasks (a key refetch, the revocation worker) that the answer waits for.
-enum HTTPGet {
+public enum HTTPGet {
     /// One request without a body (`method` GET unless said); header names come back lower-cased.
-    static func run(port: UInt16, method: String = "GET", path: String, headers: [String: String] = [:]) async throws
+    public static func run(port: UInt16, method: String = "GET", path: String, headers: [String: String] = [:]) async throws
         -> (status: Int, headers: [String: String], body: String)
     {
         var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
@@ -26,17 +26,17 @@ enum HTTPGet {
         return (status, fields, String(text[split.upperBound...]))
     }
 
-    enum Failure: Error { case connect, malformed }
+    public enum Failure: Error { case connect, malformed }
 
     /// Sends `request` as is and returns everything the server sends back before closing.
-    static func raw(port: UInt16, _ request: String) async throws -> String {
+    public static func raw(port: UInt16, _ request: String) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread { continuation.resume(with: Result { try rawBlocking(port: port, request) }) }
         }
     }
 
     /// `raw` on the calling thread: only for threads of a test's own, never a cooperative one.
-    static func rawBlocking(port: UInt16, _ request: String) throws -> String {
+    public static func rawBlocking(port: UInt16, _ request: String) throws -> String {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         // A bound on failure, not a speed check: the whole suite shares two cores, and an answer

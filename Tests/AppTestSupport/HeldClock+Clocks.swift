@@ -1,0 +1,7 @@
+import SiwaApp
+import TestSupport
+
+extension HeldClock {
+    /// The application's clocks with the wall clock held; monotonic time still runs.
+    public var clocks: Clocks { Clocks(wall: read, monotonic: Clocks.system.monotonic) }
+}
