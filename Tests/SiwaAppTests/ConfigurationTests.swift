@@ -666,13 +666,6 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         #expect(config.sessionTTL == .seconds(30 * 86_400))
     }
 
-    @Test func readmeDocumentsEveryKey() throws {
-        let readme = try String(contentsOf: Self.configFolder.appendingPathComponent("README.md"), encoding: .utf8)
-        for key in ConfigurationKey.allCases {
-            #expect(readme.contains("| `\(key.rawValue)` | `\(key.environmentName)` |"), "\(key.rawValue)")
-        }
-    }
-
     @Test func bestEffortLogFormat() throws {
         #expect(Configuration.bestEffortLogFormat(file: nil, environment: ["SIWA_LOG_FORMAT": "json"], isTerminal: true) == .json)
         #expect(Configuration.bestEffortLogFormat(file: nil, environment: [:], isTerminal: true) == .text)
