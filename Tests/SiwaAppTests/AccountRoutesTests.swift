@@ -5,7 +5,7 @@ import Store
 import Testing
 @testable import SiwaApp
 
-/// Sessions and account routes over real sockets (SPEC §4), with sessions made in the database
+/// Sessions and account routes over real sockets (docs/reference/http-api.md), with sessions made in the database
 /// as a sign-in would make them.
 @Suite struct AccountRoutesTests {
     struct Reply {

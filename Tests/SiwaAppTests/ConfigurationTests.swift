@@ -529,7 +529,7 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         .init("email_retention", "a while"),
     ]
 
-    /// SPEC §13: the mail settings as typed values; the password only ever shown masked.
+    /// docs/guides/passwords-and-email.md: the mail settings as typed values; the password only ever shown masked.
     @Test func mailSettingsLoadAndTheSMTPPasswordIsMasked() throws {
         let config = try load([
             "SIWA_SMTP_URL": "smtps://mailer%40example.com:\(secretMarker)@mail.example.com",

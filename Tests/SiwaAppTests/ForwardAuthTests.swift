@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// `GET /auth/verify`, forward authentication (SPEC §8), over real sockets.
+/// `GET /auth/verify`, forward authentication (docs/guides/connecting-your-backend.md), over real sockets.
 @Suite struct ForwardAuthTests {
     typealias Fixture = AccountRoutesTests.Fixture
 

@@ -5,7 +5,7 @@ import SQLite
 import Testing
 @testable import SiwaApp
 
-/// `POST /api/auth/apple` end to end against the simulator (SPEC §4 "Native sign-in").
+/// `POST /api/auth/apple` end to end against the simulator (docs/reference/http-api.md "Native sign-in").
 @Suite struct NativeSignInTests {
     static let app = "com.example.app"
 
