@@ -8,7 +8,7 @@ import Synchronization
 import TLS
 
 /// An offline stand-in for `appleid.apple.com` that behaves like Apple on the wire, quirks
-/// included (SPEC §6): the keys, authorize, token and revoke endpoints, plus a control API
+/// included (docs/guides/operating.md): the keys, authorize, token and revoke endpoints, plus a control API
 /// under `/sim/` for tests. Tests, the demo and developers use it instead of Apple.
 public final class AppleIDSimulator: Sendable {
     public let teamID: String

@@ -1,4 +1,4 @@
-/// Limits and trust for calls to Apple (SPEC §7: 3 s to connect, 10 s in all).
+/// Limits and trust for calls to Apple (docs/reference/http-api.md: 3 s to connect, 10 s in all).
 public struct HTTPClientConfiguration: Sendable {
     /// Bounds the TCP connect (all of a host's addresses together).
     public var connectTimeout: Duration = .seconds(3)

@@ -13,7 +13,7 @@ public struct CompactJWS: Sendable {
     /// The ASCII bytes that were signed: `base64url(header) "." base64url(payload)`.
     public let signingInput: ArraySlice<UInt8>
 
-    /// Splits and decodes; every way of failing is `malformed` (SPEC §7: not three base64url
+    /// Splits and decodes; every way of failing is `malformed` (docs/reference/http-api.md: not three base64url
     /// parts holding JSON objects, or over 16 KiB).
     public init(_ token: String) throws(TokenFailure) {
         let bytes = Array(token.utf8)

@@ -1,4 +1,4 @@
-/// Why a token was refused. The raw values are SPEC §4's reason codes, used verbatim as
+/// Why a token was refused. The raw values are docs/reference/http-api.md's reason codes, used verbatim as
 /// `error_description`, as metric labels and by `verify-token`.
 public enum TokenFailure: String, Error, Sendable, CaseIterable, CustomStringConvertible {
     case malformed

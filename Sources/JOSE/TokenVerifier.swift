@@ -4,7 +4,7 @@ import WireFormat
 
 /// The one set of rules for everything Apple signs — identity tokens from phones and from the
 /// web callback, the `id_token` of a code exchange, and server-to-server notifications — in
-/// SPEC §7's order, the first failure naming the reason. Sign-in, notifications and
+/// docs/reference/http-api.md's order, the first failure naming the reason. Sign-in, notifications and
 /// `verify-token` all call this.
 public enum TokenVerifier {
     public static let appleIssuer = "https://appleid.apple.com"
@@ -78,7 +78,7 @@ public enum TokenVerifier {
         let claims = try AppleClaims(jws.payload, requireSubject: policy.kind != .notification)
         guard claims.issuer == appleIssuer else { throw .wrongIssuer }
         if let audiences = policy.audiences {
-            // Every audience must be ours (SPEC §12): a token also meant for another party is
+            // Every audience must be ours (docs/reference/http-api.md): a token also meant for another party is
             // not a token for us alone.
             guard !claims.audiences.isEmpty, claims.audiences.allSatisfy(audiences.contains) else { throw .wrongAudience }
         }
@@ -103,7 +103,7 @@ public enum TokenVerifier {
                 nonceForm = form
             } else if requireNonce || (claims.nonceSupported && !(expected ?? "").isEmpty) {
                 // Apple: with `nonce_supported`, a nonce the client sent must come back. With
-                // `require_nonce` off and no nonce sent, there is nothing to compare (SPEC §12).
+                // `require_nonce` off and no nonce sent, there is nothing to compare (docs/reference/http-api.md).
                 throw .nonceMissing
             }
         }

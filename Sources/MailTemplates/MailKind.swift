@@ -1,4 +1,4 @@
-/// What a message is for; the `kind` label of the mail metrics (SPEC §13).
+/// What a message is for; the `kind` label of the mail metrics (docs/guides/passwords-and-email.md).
 public enum MailKind: String, Sendable, CaseIterable {
     /// Values: `link`, `code`, `expires_at`.
     case verifyEmail = "verify_email"

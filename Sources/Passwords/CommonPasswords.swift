@@ -24,7 +24,7 @@
 // OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
 // SOFTWARE.
 
-/// The passwords SPEC §9 refuses as `weak_password`, shipped inside the binary. One string
+/// The passwords docs/guides/passwords-and-email.md refuses as `weak_password`, shipped inside the binary. One string
 /// literal (cheap to compile), split into a set at first use.
 enum CommonPasswords {
     /// Every entry, lower-cased (all of them are already; the list has no two that differ

@@ -12,7 +12,7 @@ public struct ScryptParameters: Sendable, Equatable, CustomStringConvertible {
         self.p = p
     }
 
-    /// The one place the parameters are chosen (SPEC §9: N ≥ 2^15, r = 8, p = 1). Raising them
+    /// The one place the parameters are chosen (docs/guides/passwords-and-email.md: N ≥ 2^15, r = 8, p = 1). Raising them
     /// re-hashes each password at its next successful sign-in (`Verification.needsRehash`).
     /// 2^15 · 8 · 128 bytes = 32 MiB of memory per hash while it runs.
     public static let current = ScryptParameters(logN: 15, r: 8, p: 1)

@@ -6,7 +6,7 @@ import OpenSSLCrypto
 import Synchronization
 import SystemThread
 
-/// Hashes and verifies passwords on a pool of its own threads (SPEC §9): at most `threads`
+/// Hashes and verifies passwords on a pool of its own threads (docs/guides/passwords-and-email.md): at most `threads`
 /// scrypt runs at once, so memory stays at `threads` × 32 MiB however many sign-ins arrive,
 /// and the rest wait in a bounded queue; past it a caller is refused at once (`Busy`, answered
 /// 503 `busy`). Never on an I/O thread, nor on Swift's cooperative pool, which runs handlers.

@@ -1,4 +1,4 @@
-/// What SPEC §9 accepts as a new password: 10 to 256 bytes of UTF-8, not among the 10,000 most
+/// What docs/guides/passwords-and-email.md accepts as a new password: 10 to 256 bytes of UTF-8, not among the 10,000 most
 /// common passwords, and not containing the email's local part. A refusal says which rule, in
 /// words for people (400 `weak_password`); it never repeats the password.
 public enum PasswordPolicy {

@@ -1,6 +1,6 @@
 import WireFormat
 
-/// A message as siwa-server sends it (SPEC §13): MIME `multipart/alternative` with a
+/// A message as siwa-server sends it (docs/guides/passwords-and-email.md): MIME `multipart/alternative` with a
 /// `text/plain` and a `text/html` part, both UTF-8, and the headers `From`, `To`, `Subject`,
 /// `Date`, `Message-ID` and `MIME-Version`.
 ///

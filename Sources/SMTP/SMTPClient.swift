@@ -1,4 +1,4 @@
-// SMTP: the client siwa-server sends its mail with (SPEC §13, "Sending"). It parses `smtp_url`
+// SMTP: the client siwa-server sends its mail with (docs/guides/passwords-and-email.md, "Sending"). It parses `smtp_url`
 // (`SMTPURL`), builds MIME messages (`MailMessage`: multipart/alternative, UTF-8, RFC 2047
 // names and subjects, no line break from input in any header), and delivers them over one
 // kept connection with STARTTLS or implicit TLS, the server's certificate verified and its

@@ -2,7 +2,7 @@
 public struct SMTPConfiguration: Sendable {
     public var url: SMTPURL
     /// Bounds each step: the connect, the greeting, each command and its reply, each TLS
-    /// handshake, and the message with its final `.` (SPEC: 10 s a step).
+    /// handshake, and the message with its final `.` (docs/guides/passwords-and-email.md: 10 s a step).
     public var stepTimeout: Duration
     /// The name sent with `EHLO`; nil means this machine's host name when it is a dotted
     /// domain name, else the connection's own address as a literal (`[192.0.2.1]`), as

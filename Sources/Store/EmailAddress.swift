@@ -1,4 +1,4 @@
-/// How emails are kept and compared (SPEC §9: "trimmed and compared case-insensitively").
+/// How emails are kept and compared (docs/guides/passwords-and-email.md: "trimmed and compared case-insensitively").
 public enum EmailAddress {
     /// Without surrounding white space: how an email is stored and shown.
     public static func trimmed(_ email: String) -> String {

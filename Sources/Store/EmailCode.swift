@@ -1,4 +1,4 @@
-/// A one-time code that proves an email by reaching its inbox (SPEC §13): made by the
+/// A one-time code that proves an email by reaching its inbox (docs/guides/passwords-and-email.md): made by the
 /// application (128 random bits, base64url), of which the database keeps only `codeHash`.
 public struct EmailCode: Sendable {
     public enum Kind: String, Sendable {

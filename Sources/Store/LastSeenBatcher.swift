@@ -5,7 +5,7 @@ import Synchronization
 /// every `interval` seconds, so authenticated reads do not each cost a durable write.
 ///
 /// Idle expiry is then late by at most `interval` (plus the time to the next request).
-/// `interval(idleTTL:)` picks min(idleTTL/100, 60 s), the bound SPEC §7 allows.
+/// `interval(idleTTL:)` picks min(idleTTL/100, 60 s), the bound docs/reference/http-api.md allows.
 public final class LastSeenBatcher: Sendable {
     private struct State {
         var pending: [String: Int64] = [:]
@@ -27,7 +27,7 @@ public final class LastSeenBatcher: Sendable {
         self.state = Mutex(State(lastFlushAt: now))
     }
 
-    /// The flush interval that keeps idle expiry within SPEC §7's bound.
+    /// The flush interval that keeps idle expiry within docs/reference/http-api.md's bound.
     public static func interval(idleTTL: Int64) -> Int64 {
         max(1, min(idleTTL / 100, 60))
     }

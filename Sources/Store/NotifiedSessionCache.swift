@@ -3,7 +3,7 @@ import Synchronization
 
 /// The session cache of instances sharing PostgreSQL. An entry holds what a read found; the
 /// database's triggers NOTIFY every change to a session or user row, whichever instance made
-/// it, and the listener drops the matching entries (SPEC §11: ended everywhere within a
+/// it, and the listener drops the matching entries (docs/guides/postgresql.md: ended everywhere within a
 /// second). While the listener is not connected nothing is served from memory, since
 /// notifications may be missed; on every (re)connection the cache starts empty.
 ///
@@ -22,7 +22,7 @@ import Synchronization
 /// A listener can also go silent while still connected (its server process stalled, the
 /// network half-open): it confirms its connection every `confirmationInterval`, and once the
 /// last confirmation is older than `confirmationLimit` nothing is served from memory until the
-/// listener has reconnected, or confirms again, and the cache has started over (SPEC §16).
+/// listener has reconnected, or confirms again, and the cache has started over (docs/guides/postgresql.md).
 final class NotifiedSessionCache: Sendable {
     static let channel = "siwa_cache"
 

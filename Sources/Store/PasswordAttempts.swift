@@ -1,7 +1,7 @@
 import OpenSSLCrypto
 import SQLite
 
-/// The failed-password counters of SPEC §9: 5 failures for one email, or 20 from one client
+/// The failed-password counters of docs/guides/passwords-and-email.md: 5 failures for one email, or 20 from one client
 /// address, within 15 minutes, and further attempts are refused until the window passes. The
 /// counts live in the database (`password_attempts`), so every instance on PostgreSQL shares
 /// one limit instead of each allowing its own five.

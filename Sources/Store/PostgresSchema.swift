@@ -300,7 +300,7 @@ public enum PostgresSchema {
                 );
                 """
         ),
-        // SPEC §13: mail. Each user's language for the mail written to them; the mail outbox,
+        // docs/guides/passwords-and-email.md: mail. Each user's language for the mail written to them; the mail outbox,
         // written in the same transaction as the change that causes a message, with the
         // delivery columns of `webhook_events` (the queue machinery is shared) but no order per
         // user. `body` holds the template's values (sealed with `data_key` when they hold a

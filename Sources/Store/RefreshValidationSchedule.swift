@@ -1,7 +1,7 @@
 import SQLite
 
 /// When each stored refresh token is next re-validated with Apple (`apple_tokens.validation_due_at`,
-/// SPEC §4 "Refresh-token re-validation"). Tokens stored by a sign-in start unscheduled; the
+/// docs/reference/http-api.md "Refresh-token re-validation"). Tokens stored by a sign-in start unscheduled; the
 /// validator schedules them one interval after they were stored, less up to a tenth of it at
 /// random, so users who signed in together are not re-validated together.
 public struct RefreshValidationSchedule: Sendable {
@@ -71,7 +71,7 @@ public struct RefreshValidationSchedule: Sendable {
     /// instance that dies mid-batch leaves them to another once the lease has passed.
     ///
     /// `receivingTeam` (the server's team) leaves out users on their way to it in a team
-    /// transfer (SPEC §10): the tokens they still hold were issued to the previous team, which
+    /// transfer (docs/guides/team-transfer.md): the tokens they still hold were issued to the previous team, which
     /// Apple refuses to this one, and that refusal must not end their sessions.
     public func claimDue(now: Int64, idleTTL: Int64, limit: Int, lease: Int64, receivingTeam: String? = nil) async throws -> [Due] {
         try await engine.write { connection in

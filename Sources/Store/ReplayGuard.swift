@@ -30,7 +30,7 @@ public enum NonceUse: Sendable, Equatable {
 public struct ReplayGuard: Sendable {
     private let engine: any StoreEngine
 
-    /// Lifetime of a server-issued nonce (SPEC §4: single use, 10 minutes).
+    /// Lifetime of a server-issued nonce (docs/reference/http-api.md: single use, 10 minutes).
     public static let nonceLifetime: Int64 = 600
 
     init(engine: any StoreEngine) {

@@ -22,7 +22,7 @@ public struct PendingRevocation: Sendable, Equatable {
     }
 }
 
-/// The durable revocation queue (SPEC §4 account deletion): a row is written in the same
+/// The durable revocation queue (docs/reference/http-api.md account deletion): a row is written in the same
 /// transaction that deletes the account and lives until Apple accepts the revocation, across
 /// crashes and restarts. Tokens are sealed with `data_key`, bound to their row's client id.
 public struct RevocationQueue: Sendable {
@@ -66,7 +66,7 @@ public struct RevocationQueue: Sendable {
 
     /// Takes the revocations due at `now` for this worker: each row's next attempt moves to
     /// `now + lease` in the same statement, so no other instance takes it meanwhile, and if
-    /// this one dies mid-attempt another takes the row once the lease has passed (SPEC §11).
+    /// this one dies mid-attempt another takes the row once the lease has passed (docs/guides/postgresql.md).
     /// On PostgreSQL, `SKIP LOCKED` lets instances that claim at once take disjoint rows.
     public func claimDue(now: Int64, lease: Int64, limit: Int = 32) async throws -> [PendingRevocation] {
         let rows = try await engine.write { connection in

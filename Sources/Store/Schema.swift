@@ -101,7 +101,7 @@ public enum Schema {
                 CREATE INDEX revocations_due ON revocations(next_attempt_at);
                 """
         ),
-        // When each stored refresh token is next re-validated with Apple (SPEC §4). NULL until
+        // When each stored refresh token is next re-validated with Apple (docs/reference/http-api.md). NULL until
         // the validator schedules it; the partial index holds only rows with a refresh token,
         // so both "unscheduled" and "due" are index lookups.
         Migration(
@@ -112,7 +112,7 @@ public enum Schema {
                 CREATE INDEX apple_tokens_validation_due ON apple_tokens(validation_due_at) WHERE refresh_token IS NOT NULL;
                 """
         ),
-        // The web flow's pending authorizations (SPEC §4 "Web flow"): one row per redirect to
+        // The web flow's pending authorizations (docs/reference/http-api.md "Web flow"): one row per redirect to
         // Apple, used up by its callback. Only hashes of the state and of the browser's binding
         // cookie are kept; the nonce is the one the id_token must carry.
         Migration(
@@ -136,7 +136,7 @@ public enum Schema {
             name: "cache_notifications",
             sql: "-- PostgreSQL only"
         ),
-        // SPEC §8: the team's own id for a user; the webhook outbox, written in the same
+        // docs/guides/connecting-your-backend.md: the team's own id for a user; the webhook outbox, written in the same
         // transaction as the change it reports and ordered per user by `seq`; the access-token
         // signing keys (private halves sealed with `data_key`); the one-time codes that return
         // a web sign-in to an app, bound to the app's PKCE challenge.
@@ -177,7 +177,7 @@ public enum Schema {
                 ALTER TABLE web_sign_ins ADD COLUMN code_challenge TEXT;
                 """
         ),
-        // SPEC §10: each user's way through a team transfer, so `transfer export` and
+        // docs/guides/team-transfer.md: each user's way through a team transfer, so `transfer export` and
         // `transfer import` resume where they stopped. The sender records the `transfer_sub`
         // Apple gave for `target_team`; the receiver (on its copy of the database) records the
         // CSV's, then `imported_at` once the user has moved to the new `sub`. `last_error` is
@@ -200,7 +200,7 @@ public enum Schema {
                 CREATE UNIQUE INDEX team_transfers_by_transfer_sub ON team_transfers(transfer_sub) WHERE transfer_sub IS NOT NULL;
                 """
         ),
-        // SPEC §9: password accounts, the upgrade to Sign in with Apple, and linking.
+        // docs/guides/passwords-and-email.md: password accounts, the upgrade to Sign in with Apple, and linking.
         //
         // Users may have no Apple ID, so `users.apple_sub` loses its NOT NULL. SQLite cannot
         // drop a NOT NULL in place, and rebuilding `users` is worse here: with foreign keys on
@@ -267,7 +267,7 @@ public enum Schema {
         // PostgreSQL's version 11 lets a write that announced no change skip its cache marker;
         // nothing to change here either.
         Migration(version: 11, name: "cache_notifications_flag_the_transaction", sql: ""),
-        // SPEC §13: proving a password's email. Until this version nothing proved one, so
+        // docs/guides/passwords-and-email.md: proving a password's email. Until this version nothing proved one, so
         // every existing password is unverified (the column's default says so). A code that
         // proves an email (only its SHA-256, 24 hours, single use; gone with the credential); and
         // per email address and kind of code, how many codes went out in the current hour (keys
@@ -301,7 +301,7 @@ public enum Schema {
                 );
                 """
         ),
-        // SPEC §13: mail. Each user's language for the mail written to them; the mail outbox,
+        // docs/guides/passwords-and-email.md: mail. Each user's language for the mail written to them; the mail outbox,
         // written in the same transaction as the change that causes a message, with the
         // delivery columns of `webhook_events` (the queue machinery is shared) but no order per
         // user. `body` holds the template's values (sealed with `data_key` when they hold a

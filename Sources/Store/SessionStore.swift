@@ -20,7 +20,7 @@ public struct SessionStore: Sendable {
         }
     }
 
-    /// Token bytes before encoding: 256 bits (SPEC §4).
+    /// Token bytes before encoding: 256 bits (docs/reference/http-api.md).
     static let tokenBytes = 32
 
     /// The stored form of a token: SHA-256 of its decoded bytes, or nil for text that cannot

@@ -60,12 +60,12 @@ public struct NewSigningKey: Sendable {
     }
 }
 
-/// The access-token signing keys (SPEC §8), shared by every instance through the database. The
+/// The access-token signing keys (docs/guides/connecting-your-backend.md), shared by every instance through the database. The
 /// private key is sealed with `data_key` (AES-256-GCM) bound to its kid, so a sealed key copied
 /// under another kid does not open. Creation and rotation run under one lock per database, so
 /// instances starting or rotating together end with one current key.
 public struct SigningKeyStore: Sendable {
-    /// How long a replaced key stays published after it stopped signing (SPEC §8: a day; an
+    /// How long a replaced key stays published after it stopped signing (docs/guides/connecting-your-backend.md: a day; an
     /// access token lives at most an hour).
     public static let retiredKeyLifetime: Int64 = 86_400
 
@@ -137,7 +137,7 @@ public struct SigningKeyStore: Sendable {
         }
     }
 
-    /// `rotate-signing-key` (SPEC §16): an operator rotating by hand usually has a reason (a
+    /// `rotate-signing-key` (docs/guides/connecting-your-backend.md): an operator rotating by hand usually has a reason (a
     /// key that leaked), so `make()`'s key signs at once instead of after a publication lead.
     /// Every other key still signing, or due to sign until later, is retired at `now` and stays
     /// published a day (`retiredKeyLifetime`); with `removingOlder`, every other key is deleted

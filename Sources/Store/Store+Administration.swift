@@ -1,8 +1,8 @@
-/// The operators' changes of SPEC §8 (the admin API and `siwa-server users`) that are more than
+/// The operators' changes of docs/guides/connecting-your-backend.md (the admin API and `siwa-server users`) that are more than
 /// one existing operation.
 extension Store {
     /// Ends every session of the user, at once: this process's session cache drops them before
-    /// returning, other instances' when the database's NOTIFY reaches them (SPEC §11). nil when
+    /// returning, other instances' when the database's NOTIFY reaches them (docs/guides/postgresql.md). nil when
     /// there is no such user; else how many sessions ended.
     public func endSessions(userID: String) async throws -> Int? {
         let ended = try await engine.write { connection -> Int? in

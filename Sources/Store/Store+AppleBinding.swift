@@ -1,7 +1,7 @@
 import SQLite
 import WireFormat
 
-/// Binding a verified Apple ID to an existing user (SPEC §9): the upgrade from a password, or
+/// Binding a verified Apple ID to an existing user (docs/guides/passwords-and-email.md): the upgrade from a password, or
 /// linking from a signed-in session.
 public struct AppleBinding: Sendable {
     public var userID: String
@@ -60,7 +60,7 @@ extension Store {
                     }
                     try connection.run("DELETE FROM password_credentials WHERE user_id = ?", [.text(binding.userID)])
                 } else if let credential = try Self.credential(userID: binding.userID, in: connection), !credential.emailVerified {
-                    // SPEC §13: an unproven email carries no identity into the account.
+                    // docs/guides/passwords-and-email.md: an unproven email carries no identity into the account.
                     throw PasswordAccountConflict.emailUnverified
                 }
                 // The name Apple sends once fills in only what the user has not given.

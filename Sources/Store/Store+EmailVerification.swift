@@ -2,7 +2,7 @@ import OpenSSLCrypto
 import SQLite
 import WireFormat
 
-/// SPEC §13: proving a password's email, and what an unproven one may not do.
+/// docs/guides/passwords-and-email.md: proving a password's email, and what an unproven one may not do.
 extension Store {
     // MARK: - Issuing codes
 

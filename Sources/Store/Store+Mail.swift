@@ -1,6 +1,6 @@
 import SQLite
 
-/// SPEC §13: the messages a change writes besides codes (those go in `sendCode`).
+/// docs/guides/passwords-and-email.md: the messages a change writes besides codes (those go in `sendCode`).
 extension Store {
     /// A `security_notice` saying `change` happened to `user`'s account from `device`, to the
     /// account's email when it is one a person proved (verified, or Apple's relay address),
@@ -30,7 +30,7 @@ extension Store {
 
 extension Store {
     /// `PATCH /api/account {"locale"}`: the language of the user's mail (`en` or `ko`). nil
-    /// when there is no such user. Not a `user.updated`: no field SPEC §8 names changes.
+    /// when there is no such user. Not a `user.updated`: no field docs/guides/connecting-your-backend.md names changes.
     public func setLocale(userID: String, locale: String, now: Int64) async throws -> UserRecord? {
         try await engine.write { connection -> UserRecord? in
             guard let before = try UserStore.user(id: userID, in: connection) else { return nil }

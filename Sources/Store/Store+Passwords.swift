@@ -1,12 +1,12 @@
 import PostgreSQL
 import SQLite
 
-/// A user's password (SPEC §9): the email it signs in with (normalized) and its PHC hash.
+/// A user's password (docs/guides/passwords-and-email.md): the email it signs in with (normalized) and its PHC hash.
 public struct PasswordCredential: Sendable, Equatable {
     public let userID: String
     public let email: String
     public let hash: String
-    /// Whether a code sent to `email`, or Apple, proved it (SPEC §13).
+    /// Whether a code sent to `email`, or Apple, proved it (docs/guides/passwords-and-email.md).
     public let emailVerified: Bool
     public let createdAt: Int64
     public let updatedAt: Int64
@@ -39,7 +39,7 @@ public enum PasswordAccountConflict: Error, Equatable, Sendable {
     case otherAppleID
     /// The user (or the session that started the change) is gone.
     case userGone
-    /// SPEC §13: the account's email is unproven (linking an Apple ID, a first password).
+    /// docs/guides/passwords-and-email.md: the account's email is unproven (linking an Apple ID, a first password).
     case emailUnverified
 }
 
@@ -51,7 +51,7 @@ public struct PasswordSignUp: Sendable {
     public var familyName: String?
     public var deviceName: String?
     public var sessionTTL: Int64
-    /// The `verify_email` code sent to the new account's email (SPEC §13).
+    /// The `verify_email` code sent to the new account's email (docs/guides/passwords-and-email.md).
     public var verification: EmailCode
     /// The new user's language (`en` or `ko`), from the request's `Accept-Language`.
     public var locale = "en"
@@ -99,9 +99,9 @@ extension Store {
         return try rows.contains { try $0.string("id") != exceptUserID }
     }
 
-    /// SPEC §9 "No silent merges": a Sign in with Apple of a `sub` not yet known whose token
+    /// docs/guides/passwords-and-email.md "No silent merges": a Sign in with Apple of a `sub` not yet known whose token
     /// carries a verified, non-relay email that is another user's password email, proven
-    /// (SPEC §13: an unproven one blocks nobody). nil when the sign-in may go ahead.
+    /// (docs/guides/passwords-and-email.md: an unproven one blocks nobody). nil when the sign-in may go ahead.
     static func mergeRefusal(_ identity: VerifiedIdentity, in connection: any SQLConnection) throws -> SignInConflict? {
         guard let email = identity.email, identity.emailVerified, !identity.isPrivateEmail,
               try UserStore.user(appleSub: identity.appleSub, in: connection) == nil,
@@ -117,7 +117,7 @@ extension Store {
 
     // MARK: - Attempts
 
-    /// Counts a password attempt before its hash is checked (SPEC §9 limits).
+    /// Counts a password attempt before its hash is checked (docs/guides/passwords-and-email.md limits).
     public func reservePasswordAttempt(_ keys: PasswordAttempts.Keys, now: Int64) async throws -> PasswordAttempts.Check {
         try await PasswordAttempts.reserve(keys, now: now, engine: engine)
     }
@@ -210,7 +210,7 @@ extension Store {
                 } else {
                     guard checkedHash == nil else { throw PasswordAccountConflict.passwordChanged }
                     guard let email = before.email, !email.isEmpty else { throw PasswordAccountConflict.noEmail }
-                    // SPEC §13: only an email Apple proved becomes a password's.
+                    // docs/guides/passwords-and-email.md: only an email Apple proved becomes a password's.
                     guard before.emailVerified else { throw PasswordAccountConflict.emailUnverified }
                     let normalized = EmailAddress.normalized(email)
                     if try Self.emailTaken(normalized, exceptUserID: userID, in: connection) { throw PasswordAccountConflict.accountExists }
@@ -262,13 +262,13 @@ extension Store {
     /// sets the new password, voids the user's other codes, ends every session and forgets the
     /// email's failed attempts. The code reached the inbox, so the email is proven
     /// (`proveCredential`); when it was unproven until now, the Apple ID bound meanwhile is
-    /// unbound and its tokens queued for revocation (SPEC §13). nil for a code unknown, used or
+    /// unbound and its tokens queued for revocation (docs/guides/passwords-and-email.md). nil for a code unknown, used or
     /// expired.
     public func resetPassword(codeHash: [UInt8], newHash: String, now: Int64) async throws -> UserRecord? {
         let (vault, queue, outbox) = (self.vault, revocations, self.outbox)
         return try await engine.write { connection -> UserRecord? in
             // The user is locked before the code is used up, in the order every change of
-            // sign-in methods takes its locks (SPEC §16): a reset beside a password removal
+            // sign-in methods takes its locks (docs/guides/passwords-and-email.md): a reset beside a password removal
             // would otherwise deadlock on PostgreSQL.
             guard let owner = try connection.queryOne("SELECT user_id FROM password_reset_codes WHERE code_hash = ?", [.blob(codeHash)])
             else { return nil }
@@ -330,7 +330,7 @@ extension Store {
 
     /// The user row, locked until the caller's transaction ends: what every change that adds
     /// or removes a sign-in method reads first, so such changes of one user run one at a time,
-    /// each seeing what the one before left (SPEC §16: two removals at once never take the last
+    /// each seeing what the one before left (docs/guides/passwords-and-email.md: two removals at once never take the last
     /// way in). SQLite runs one write at a time already. On PostgreSQL the lock is the one an
     /// UPDATE of the row takes (so a session's insert, which only key-shares the row, is not held
     /// up), in a statement of its own: the read after it takes a new snapshot (READ COMMITTED),

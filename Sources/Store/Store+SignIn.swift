@@ -27,7 +27,7 @@ public struct SignInWrite: Sendable {
     public var nonce: String?
     public var appleTokens: AppleTokenGrant?
     public var deviceName: String?
-    /// A new user's language (`en` or `ko`, SPEC §13), from the request's `Accept-Language`.
+    /// A new user's language (`en` or `ko`, docs/guides/passwords-and-email.md), from the request's `Accept-Language`.
     public var locale = "en"
     public var sessionTTL: Int64
 
@@ -39,7 +39,7 @@ public struct SignInWrite: Sendable {
     }
 }
 
-/// A web sign-in's way back to an app (SPEC §8): SHA-256 of the one-time code put on the app
+/// A web sign-in's way back to an app (docs/guides/connecting-your-backend.md): SHA-256 of the one-time code put on the app
 /// URL, the app's S256 `code_challenge`, and when the code stops working.
 public struct AppReturnGrant: Sendable {
     public let codeHash: [UInt8]
@@ -61,7 +61,7 @@ public enum SignInConflict: Error, Equatable, Sendable {
     case nonceReplayed
     /// The server-issued nonce is past its 10 minutes.
     case nonceExpired
-    /// SPEC §9 "No silent merges": the token's verified, non-relay email is another user's
+    /// docs/guides/passwords-and-email.md "No silent merges": the token's verified, non-relay email is another user's
     /// password email and its `sub` is not yet known.
     case accountExists
 
@@ -96,7 +96,7 @@ extension Store {
         }
     }
 
-    /// Commits a verified web sign-in that returns to an app (SPEC §8): everything
+    /// Commits a verified web sign-in that returns to an app (docs/guides/connecting-your-backend.md): everything
     /// `completeSignIn` writes except the session, and instead a one-time code bound to the
     /// app's PKCE challenge, which `redeemAppReturnCode` turns into the session.
     public func completeSignIn(_ write: SignInWrite, returningToApp grant: AppReturnGrant, now: Int64) async throws -> (user: UserRecord, created: Bool) {

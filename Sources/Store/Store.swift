@@ -23,13 +23,13 @@ public final class Store: Sendable {
     public let serverState: ServerState
     /// The access-token signing keys, sealed with `data_key`.
     public let signingKeys: SigningKeyStore
-    /// Each user's way through a team transfer (SPEC §10).
+    /// Each user's way through a team transfer (docs/guides/team-transfer.md).
     public let transfers: TeamTransferStore
     /// Where changes append their webhook events (nothing without a renderer).
     let outbox: WebhookOutbox
     /// The outbox's events on their way to the receiver.
     public let webhooks: WebhookQueue
-    /// The mail outbox's messages on their way to the SMTP server (SPEC §13).
+    /// The mail outbox's messages on their way to the SMTP server (docs/guides/passwords-and-email.md).
     public let mail: MailQueue
 
     /// Opens the database at `path` (creating it and its folder) with its schema brought up

@@ -77,7 +77,7 @@ public struct TransferStatus: Sendable, Equatable {
     public var withoutAppleID = 0
 }
 
-/// Each user's way through a team transfer (SPEC §10, table `team_transfers`), so that
+/// Each user's way through a team transfer (docs/guides/team-transfer.md, table `team_transfers`), so that
 /// `transfer export` and `transfer import` resume where they stopped, and a sign-in during the
 /// window finds its user by `transfer_sub`. Every call is one transaction.
 public struct TeamTransferStore: Sendable {

@@ -1,6 +1,6 @@
 import SQLite
 
-/// One `users` row (SPEC §4 `USER`). Times are Unix seconds.
+/// One `users` row (docs/reference/http-api.md `USER`). Times are Unix seconds.
 public struct UserRecord: Sendable, Equatable {
     public enum EmailForwarding: String, Sendable {
         case enabled, disabled
@@ -16,7 +16,7 @@ public struct UserRecord: Sendable, Equatable {
     }
 
     public var id: String
-    /// nil for a user without an Apple ID (a password account, SPEC §9).
+    /// nil for a user without an Apple ID (a password account, docs/guides/passwords-and-email.md).
     public var appleSub: String?
     public var email: String?
     public var emailVerified: Bool
@@ -27,16 +27,16 @@ public struct UserRecord: Sendable, Equatable {
     public var givenName: String?
     public var familyName: String?
     public var appleCredential: AppleCredential
-    /// The team's own id for this user (SPEC §8), unique when set.
+    /// The team's own id for this user (docs/guides/connecting-your-backend.md), unique when set.
     public var externalID: String?
-    /// Whether the user can sign in with an email and password (SPEC §9).
+    /// Whether the user can sign in with an email and password (docs/guides/passwords-and-email.md).
     public var hasPassword: Bool
-    /// The language of the mail written to the user (SPEC §13): `en` or `ko`.
+    /// The language of the mail written to the user (docs/guides/passwords-and-email.md): `en` or `ko`.
     public var locale: String
     public var createdAt: Int64
     public var updatedAt: Int64
 
-    /// The sign-in methods the user has, in SPEC §8's order.
+    /// The sign-in methods the user has, in docs/guides/connecting-your-backend.md's order.
     public var signInMethods: [String] {
         (appleSub == nil ? [] : ["apple"]) + (hasPassword ? ["password"] : [])
     }
@@ -69,7 +69,7 @@ public struct UserRecord: Sendable, Equatable {
     }
 
     /// Whether a webhook receiver would see a change between `earlier` and this record: the
-    /// fields SPEC §8 names for `user.updated` (not `updated_at` or `real_user_status`).
+    /// fields docs/guides/connecting-your-backend.md names for `user.updated` (not `updated_at` or `real_user_status`).
     public func differsVisibly(from earlier: UserRecord) -> Bool {
         email != earlier.email || emailVerified != earlier.emailVerified || isPrivateEmail != earlier.isPrivateEmail
             || emailForwarding != earlier.emailForwarding || givenName != earlier.givenName || familyName != earlier.familyName

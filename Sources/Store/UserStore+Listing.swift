@@ -1,6 +1,6 @@
 import SQLite
 
-/// Which users a listing asks for (SPEC §8 `GET /admin/users`, `siwa-server users list`): every
+/// Which users a listing asks for (docs/guides/connecting-your-backend.md `GET /admin/users`, `siwa-server users list`): every
 /// field given must equal the stored value exactly; none given lists every user.
 public struct UserFilter: Sendable, Equatable {
     public var email: String?

@@ -10,7 +10,7 @@ public struct VerifiedIdentity: Sendable, Equatable {
     /// nil when the token has no `real_user_status` claim (the stored value is then kept).
     public var realUserStatus: UserRecord.RealUserStatus?
     /// Within 60 days of the app's transfer to this team: the user's `transfer_sub`, by which a
-    /// user not yet imported is found (SPEC §10).
+    /// user not yet imported is found (docs/guides/team-transfer.md).
     public var transferSub: String?
 
     public init(
@@ -71,11 +71,11 @@ public struct UserStore: Sendable {
     /// Creates the user of `identity.appleSub`, or updates the existing one, inside the
     /// caller's write transaction. Returns the row as stored and whether it was created.
     ///
-    /// Precedence (SPEC §4 `USER`): the token's email, `email_verified` and
+    /// Precedence (docs/reference/http-api.md `USER`): the token's email, `email_verified` and
     /// `is_private_email` always win; `profile` (unsigned) fills in name and email only at
     /// creation, and an email known only from it is stored unverified. Signing in restores
     /// `apple_credential` to `authorized` (after `consent-revoked`). `locale` is a new user's
-    /// language (SPEC §13), from the request.
+    /// language (docs/guides/passwords-and-email.md), from the request.
     public static func upsertOnSignIn(
         in connection: any SQLConnection, identity: VerifiedIdentity, profile: ClientProfile?, locale: String = "en", now: Int64
     ) throws -> (user: UserRecord, created: Bool) {

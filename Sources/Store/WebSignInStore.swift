@@ -7,9 +7,9 @@ public struct PendingWebSignIn: Sendable, Equatable {
     public let nonce: String
     public let returnTo: String
     public let expiresAt: Int64
-    /// The app's S256 PKCE challenge when this sign-in returns to an app (SPEC §8).
+    /// The app's S256 PKCE challenge when this sign-in returns to an app (docs/guides/connecting-your-backend.md).
     public let codeChallenge: String?
-    /// "Add Sign in with Apple" (SPEC §9): the session that started it, whose user the Apple
+    /// "Add Sign in with Apple" (docs/guides/passwords-and-email.md): the session that started it, whose user the Apple
     /// ID is linked to. Apple's callback is a cross-site POST, which carries no session cookie.
     public let linkSessionID: String?
     /// SHA-256 of the binding cookie that was set with the redirect.
@@ -22,7 +22,7 @@ public struct PendingWebSignIn: Sendable, Equatable {
     }
 }
 
-/// The web flow's state (SPEC §4, §7): each `GET /auth/apple/login` stores a state, the
+/// The web flow's state (docs/reference/http-api.md): each `GET /auth/apple/login` stores a state, the
 /// browser's binding cookie and the nonce for ten minutes; the callback uses the state up,
 /// whatever its outcome. Only SHA-256 hashes of the state and the cookie are stored.
 public struct WebSignInStore: Sendable {

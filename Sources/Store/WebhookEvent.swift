@@ -4,7 +4,7 @@ public struct WebhookEvent: Sendable, Equatable {
     /// `webhook-id`: the same on every attempt, so the receiver can drop a repeat.
     public let id: String
     public let userID: String
-    /// `user.created`, … (SPEC §8); kept as text, so an event written by a newer build is still
+    /// `user.created`, … (docs/guides/connecting-your-backend.md); kept as text, so an event written by a newer build is still
     /// sent as it is.
     public let type: String
     public let body: String

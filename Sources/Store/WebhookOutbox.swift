@@ -1,7 +1,7 @@
 import OpenSSLCrypto
 import SQLite
 
-/// The events of SPEC §8 that a change to a user emits.
+/// The events of docs/guides/connecting-your-backend.md that a change to a user emits.
 public enum WebhookEventType: String, Sendable, CaseIterable {
     case userCreated = "user.created"
     case userUpdated = "user.updated"
@@ -16,7 +16,7 @@ public enum DeletionReason: String, Sendable {
     case accountDeleted = "account_deleted"
     case appleAccountDeleted = "apple_account_deleted"
     case admin
-    /// SPEC §13: another user proved the email this user held unproven.
+    /// docs/guides/passwords-and-email.md: another user proved the email this user held unproven.
     case emailClaimed = "email_claimed"
 }
 
@@ -24,9 +24,9 @@ public enum DeletionReason: String, Sendable {
 public enum WebhookEventData: Sendable {
     case user(UserRecord)
     case deleted(UserRecord, reason: DeletionReason)
-    /// SPEC §9: the code travels only in the event (the database keeps its hash).
+    /// docs/guides/passwords-and-email.md: the code travels only in the event (the database keeps its hash).
     case passwordResetRequested(userID: String, email: String, code: String, expiresAt: Int64)
-    /// SPEC §13: likewise a code that proves the email.
+    /// docs/guides/passwords-and-email.md: likewise a code that proves the email.
     case emailVerificationRequested(userID: String, email: String, code: String, expiresAt: Int64)
 }
 

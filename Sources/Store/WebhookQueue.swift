@@ -1,6 +1,6 @@
 import OpenSSLCrypto
 
-/// Delivery's side of the webhook outbox (SPEC §8): events wait here, appended by the changes
+/// Delivery's side of the webhook outbox (docs/guides/connecting-your-backend.md): events wait here, appended by the changes
 /// they report, until the receiver accepts them or `webhook_retention` has passed.
 ///
 /// Order per user: only a user's oldest event that has not failed can be claimed, so the next

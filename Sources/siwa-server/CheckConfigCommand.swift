@@ -9,7 +9,7 @@ struct CheckConfigCommand: ParsableCommand {
 
     @OptionGroup var options: ConfigurationOptions
 
-    /// Reports every problem and exits 1, never 2: this command's job is to report (SPEC §2).
+    /// Reports every problem and exits 1, never 2: this command's job is to report (docs/reference/command-line.md).
     func run() throws {
         let (configuration, problems) = options.loadReportingProblems()
         let check = ConfigurationCheck(configuration, problems: problems)

@@ -14,7 +14,7 @@ struct ConfigurationOptions: ParsableArguments {
     var config: String?
 
     /// Loads the configuration, or ends the process with exit code 2 and one line naming the
-    /// setting (SPEC §2).
+    /// setting (docs/reference/configuration.md).
     func load() -> Configuration {
         let environment = ProcessInfo.processInfo.environment
         let isTerminal = isatty(1) != 0

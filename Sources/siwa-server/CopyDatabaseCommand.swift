@@ -2,7 +2,7 @@ import ArgumentParser
 import SiwaApp
 import Store
 
-/// `copy-database --to URL` (SPEC §11): the configured SQLite database into an empty
+/// `copy-database --to URL` (docs/guides/postgresql.md): the configured SQLite database into an empty
 /// PostgreSQL database, for moving to several instances.
 struct CopyDatabaseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -12,7 +12,7 @@ import OpenSSLCrypto
 import SiwaApp
 import WireFormat
 
-/// `siwa-server demo` (SPEC §2): the server and an Apple ID simulator together, on a throwaway
+/// `siwa-server demo` (docs/reference/command-line.md): the server and an Apple ID simulator together, on a throwaway
 /// database and keys in a temporary folder (removed at exit), so a person can sign in in a
 /// browser with no Apple account and no network.
 struct DemoCommand: AsyncParsableCommand {
@@ -66,7 +66,7 @@ struct DemoCommand: AsyncParsableCommand {
             application = try Application(configuration: configuration, logger: logger, demo: true)
             try application.start()
         } catch let error as ConfigurationError {
-            // Only --cors-origins comes from the person running the demo; SPEC §2's exit code.
+            // Only --cors-origins comes from the person running the demo; docs/reference/command-line.md's exit code.
             LoggingSetup.reportFatal("configuration error: \(error)", format: format)
             throw ExitCode(2)
         } catch {

@@ -2,7 +2,7 @@ import ArgumentParser
 import SiwaApp
 import Store
 
-/// `email failed`, `email retry ID|--all` and `email test --to ADDRESS` (SPEC §13); the first
+/// `email failed`, `email retry ID|--all` and `email test --to ADDRESS` (docs/guides/passwords-and-email.md); the first
 /// two on the configured database, whether or not a server is running on it.
 struct EmailCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,7 +3,7 @@ import Glibc
 import Logging
 import SiwaApp
 
-/// `rotate-signing-key` (SPEC §8, §16): replaces the access-token signing key in the configured
+/// `rotate-signing-key` (docs/guides/connecting-your-backend.md): replaces the access-token signing key in the configured
 /// database; running servers pick the new key up by themselves.
 struct RotateSigningKeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

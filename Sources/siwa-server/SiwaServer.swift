@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// The command line of SPEC §2. Each command is a thin shell over `SiwaApp`.
+/// The command line of docs/reference/command-line.md. Each command is a thin shell over `SiwaApp`.
 @main
 struct SiwaServer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

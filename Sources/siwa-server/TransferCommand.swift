@@ -2,7 +2,7 @@ import ArgumentParser
 import Glibc
 import SiwaApp
 
-/// `transfer export | import | status` (SPEC §10): moving the app's users to another
+/// `transfer export | import | status` (docs/guides/team-transfer.md): moving the app's users to another
 /// developer team with Apple's user migration. A thin shell over `SiwaApp.TeamTransfer`.
 struct TransferCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,7 +2,7 @@ import ArgumentParser
 import Logging
 import SiwaApp
 
-/// `siwa-server users …` (SPEC §8): the admin API's operations on the configured database.
+/// `siwa-server users …` (docs/guides/connecting-your-backend.md): the admin API's operations on the configured database.
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users",

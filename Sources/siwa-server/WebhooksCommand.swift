@@ -2,7 +2,7 @@ import ArgumentParser
 import SiwaApp
 import Store
 
-/// `webhooks failed` and `webhooks retry ID|--all` (SPEC §8), on the configured database,
+/// `webhooks failed` and `webhooks retry ID|--all` (docs/guides/connecting-your-backend.md), on the configured database,
 /// whether or not a server is running on it.
 struct WebhooksCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

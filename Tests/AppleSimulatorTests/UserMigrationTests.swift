@@ -7,7 +7,7 @@ import OpenSSLCrypto
 import Testing
 import WireFormat
 
-/// The simulator playing both teams of an app transfer (APPLE.md §8, SPEC §10): the team
+/// The simulator playing both teams of an app transfer (APPLE.md §8, docs/guides/team-transfer.md): the team
 /// token, `auth/usermigrationinfo` both ways with Apple's errors, `/sim/transfer`, tokens that
 /// carry `transfer_sub` for 60 days, and `/sim/clock` to get past them.
 @Suite struct UserMigrationTests {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A web app on another origin (SPEC §15), in headless Chromium: `siwa-server demo` lists
+"""A web app on another origin (docs/guides/connecting-your-app.md), in headless Chromium: `siwa-server demo` lists
 http://localhost:APP in `cors_origins`, and a page served from there (by a tiny static server of
 this test's own) calls `/api/me` with `fetch(…, {credentials: "include"})` after the person
 signed in through the simulator, signs in natively with what the simulator's phone would hold

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The web flow in a real browser (SPEC §4 "Web flow"): headless Chromium against
+"""The web flow in a real browser (docs/reference/http-api.md "Web flow"): headless Chromium against
 `siwa-server demo`, whose Apple ID simulator serves the consent page on another origin, as
 Apple does. A person signs in hiding their email, signs out and in again (the name they shared
 the first time stays), ends a session of a second browser, and deletes the account. Another
-walks the Juice story (SPEC §9): an account with a password, signed out and in with it, upgraded
+walks the Juice story (docs/guides/passwords-and-email.md): an account with a password, signed out and in with it, upgraded
 by adding Sign in with Apple at the simulator, signed in with Apple into the same account, the
 password removed, and Apple refused as the last way in.
 
@@ -129,7 +129,7 @@ class WebFlowTest(unittest.TestCase):
         for driver in cls.drivers:
             driver.quit()
         status = cls.demo.stop()
-        # A graceful stop is part of the contract (SPEC §5).
+        # A graceful stop is part of the contract (docs/RELIABILITY.md).
         assert status == 0, "demo exited %s:\n%s" % (status, "".join(cls.demo.output))
 
     def new_browser(self):

@@ -1,7 +1,7 @@
 import Testing
 @testable import HTTPServer
 
-/// Who counts as one client for the connection cap and the rate limits (SPEC §16: per host, not
+/// Who counts as one client for the connection cap and the rate limits (docs/reference/http-api.md: per host, not
 /// per address).
 @Suite struct ClientKeyTests {
     @Test func anIPv6ClientIsItsSlash64() {

@@ -39,7 +39,7 @@ import Testing
         #expect(throws: FormFields.Failure.malformed) { try FormFields(parsing: [0x61, 0x3D, 0xFF]) }
     }
 
-    /// SPEC §16: no field, name or value, may hold U+0000, escaped or raw.
+    /// docs/reference/http-api.md: no field, name or value, may hold U+0000, escaped or raw.
     @Test func uPlus0000IsRefusedEscapedOrRaw() {
         for body in ["a=%00", "a=x%00y", "%00=1", "a=1&b=%00"] {
             #expect(throws: FormFields.Failure.malformed, "\(body)") { try FormFields(parsing: body) }

@@ -4,7 +4,7 @@ import Testing
 @testable import HTTPServer
 import TestSupport
 
-/// Clients that try to hold the server's threads, descriptors or memory (issue 9, SPEC §12).
+/// Clients that try to hold the server's threads, descriptors or memory (issue 9, docs/reference/http-api.md).
 /// Limits are shrunk so each attack fits a quick test; the mechanism is the one that runs with
 /// the defaults.
 @Suite struct HostileClientTests {

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// Slow and stalled clients are cut off. The timeouts are shortened so the tests stay quick;
-/// the mechanism is the one that runs with SPEC §7's values.
+/// the mechanism is the one that runs with docs/reference/http-api.md's values.
 @Suite struct TimeoutTests {
     private static func shortTimeouts() -> HTTPTimeouts {
         var timeouts = HTTPTimeouts()

@@ -143,7 +143,7 @@ struct TokenFactory {
     }
 
     @Test func anAudienceArrayNamingAnyoneElseIsRefused() throws {
-        // SPEC §12: one of ours is not enough when the token is also meant for someone else.
+        // docs/reference/http-api.md: one of ours is not enough when the token is also meant for someone else.
         let shared = factory.claims([("aud", .array([.string("com.example.app"), .string("com.attacker.app")]))])
         #expect(factory.failure(factory.token(claims: shared)) == .wrongAudience)
         let odd = factory.claims([("aud", .array([.string("com.example.app"), .integer(1)]))])
@@ -197,7 +197,7 @@ struct TokenFactory {
         #expect(factory.failure(noNonce) == .nonceMissing)
         let relaxed = TokenVerifier.Policy(kind: .identityToken, audiences: ["com.example.app"], nonce: .check(expected: nil, requireNonce: false))
         _ = try factory.verify(noNonce, policy: relaxed)
-        // SPEC §12: with require_nonce off and no nonce sent, `nonce_supported` changes nothing…
+        // docs/reference/http-api.md: with require_nonce off and no nonce sent, `nonce_supported` changes nothing…
         let supported = factory.token(claims: factory.claims([("nonce", nil), ("nonce_supported", .bool(true))]))
         _ = try factory.verify(supported, policy: relaxed)
         // …but a nonce the client did send must come back in a token that supports nonces.

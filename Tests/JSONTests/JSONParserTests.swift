@@ -42,7 +42,7 @@ import Testing
         #expect(throws: JSONParser.Failure.self) { try small.parse(Array("[1,2,3,4,5,6]".utf8)) }
     }
 
-    /// RFC 8259 allows `\u0000`; this server keeps no text that may hold it (SPEC §16), so the
+    /// RFC 8259 allows `\u0000`; this server keeps no text that may hold it (docs/reference/http-api.md), so the
     /// parser refuses it, escaped or raw, in values and in keys, with a reason that says so.
     @Test func refusesUPlus0000InStrings() {
         let documents: [[UInt8]] = [

@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// Access tokens across instances on PostgreSQL (SPEC §8, §11): instances that start together
+/// Access tokens across instances on PostgreSQL (docs/guides/connecting-your-backend.md, docs/guides/postgresql.md): instances that start together
 /// make one signing key and all sign with it, a rotation made by one instance is published and
 /// then used by every instance, and one made by the `rotate-signing-key` command is used by
 /// every instance from its next re-read.
@@ -112,7 +112,7 @@ struct AccessTokenInstancesTests {
         for instance in instances { #expect(try await Self.tokenKid(instance, session: session) == second) }
 
         // The command, run against the database while the instances serve: each instance signs
-        // with the new key from its next re-read (SPEC §16), the keys it replaced still published.
+        // with the new key from its next re-read (docs/guides/connecting-your-backend.md), the keys it replaced still published.
         let command = try SigningKeyRotation.rotate(
             configuration: Self.configuration(url: url, simulator: simulator), logger: Logger(label: "test"), now: clock.now)
         #expect(command.signsFrom == clock.now)
@@ -120,7 +120,7 @@ struct AccessTokenInstancesTests {
         for instance in instances { #expect(try await Self.kids(instance) == first + [second, command.kid]) }
         for instance in instances { #expect(try await Self.tokenKid(instance, session: session) == command.kid) }
 
-        // A session ended on one instance gets no token from another, once told (SPEC §11's
+        // A session ended on one instance gets no token from another, once told (docs/guides/postgresql.md's
         // second is a latency; the mechanism is what a loaded machine can test).
         #expect(try await Self.send(c, "POST", "/api/logout", bearer: session).status == 204)
         let refused = try await eventually { try await Self.send(a, "POST", "/api/token", bearer: session).status == 401 }

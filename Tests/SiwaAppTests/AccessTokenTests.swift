@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// SPEC §8 "Access tokens": `POST /api/token` and `GET /.well-known/jwks.json` over real
+/// docs/guides/connecting-your-backend.md "Access tokens": `POST /api/token` and `GET /.well-known/jwks.json` over real
 /// sockets, the tokens checked by an independent implementation, and rotation under a held clock.
 @Suite(.timeLimit(.minutes(2)))
 struct AccessTokenTests {
@@ -278,7 +278,7 @@ struct AccessTokenTests {
         try? FileManager.default.removeItem(atPath: fixture.harness.folder)
     }
 
-    /// `rotate-signing-key` run while the server is stopped (SPEC §16): the server started
+    /// `rotate-signing-key` run while the server is stopped (docs/guides/connecting-your-backend.md): the server started
     /// afterwards signs its very first token with the new key; the old key stays in the JWKS
     /// until a day has passed, then leaves it.
     @Test func aKeyRotatedByTheCommandSignsTheFirstTokenAfterAStart() async throws {

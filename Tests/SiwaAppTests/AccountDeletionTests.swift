@@ -5,7 +5,7 @@ import SQLite
 import Testing
 @testable import SiwaApp
 
-/// `DELETE /api/account` with the revocation queue, against the simulator (SPEC §4, §7).
+/// `DELETE /api/account` with the revocation queue, against the simulator (docs/reference/http-api.md).
 @Suite struct AccountDeletionTests {
     static let app = NativeSignInTests.app
 

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// Sessions and account routes (SPEC §4), in process on both engines with a socket sample,
+/// Sessions and account routes (docs/reference/http-api.md), in process on both engines with a socket sample,
 /// with sessions made in the database as a sign-in would make them.
 @Suite struct AccountRoutesTests {
     struct Reply {

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// The admin API of SPEC §8 over real sockets: the token, every route's answer and every
+/// The admin API of docs/guides/connecting-your-backend.md over real sockets: the token, every route's answer and every
 /// refusal, on SQLite and on PostgreSQL.
 @Suite(.timeLimit(.minutes(3)))
 struct AdminRoutesTests {
@@ -340,7 +340,7 @@ struct AdminRoutesTests {
         await fixture.stop()
     }
 
-    /// SPEC §11: sessions the admin API ends on one instance are refused by the others within a
+    /// docs/guides/postgresql.md: sessions the admin API ends on one instance are refused by the others within a
     /// second, cached or not.
     @Test(.enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed"))
     func onPostgresAnotherInstanceRefusesTheEndedSessions() async throws {

@@ -6,7 +6,7 @@ import Testing
 import WireFormat
 @testable import SiwaApp
 
-/// Returning a web sign-in to an app (SPEC §8, RFC 7636, RFC 8252): the PKCE challenge at login,
+/// Returning a web sign-in to an app (docs/guides/connecting-your-backend.md, RFC 7636, RFC 8252): the PKCE challenge at login,
 /// the one-time code on the app URL instead of a cookie, and `POST /api/auth/exchange`.
 @Suite struct AppReturnTests {
     typealias Fixture = WebFlowTests.Fixture

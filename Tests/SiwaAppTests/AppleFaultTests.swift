@@ -5,7 +5,7 @@ import Testing
 /// Apple's endpoints broken in every way the simulator can break them. The token endpoint during
 /// a sign-in with a code: 502 `apple_unavailable`, nothing created, and once Apple answers again
 /// a fresh code signs in. The revoke endpoint during a deletion: the revocation is queued and
-/// retried until done (SPEC §5: Apple failing is a clear error, never a half-made account).
+/// retried until done (docs/RELIABILITY.md: Apple failing is a clear error, never a half-made account).
 @Suite struct AppleFaultTests {
     static let faults: [SimulatorFault] = [
         SimulatorFault(endpoint: .token, status: 503),

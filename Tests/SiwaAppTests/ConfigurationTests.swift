@@ -529,7 +529,7 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         .init("email_retention", "a while"),
     ]
 
-    /// SPEC §13: the mail settings as typed values; the password only ever shown masked.
+    /// docs/guides/passwords-and-email.md: the mail settings as typed values; the password only ever shown masked.
     @Test func mailSettingsLoadAndTheSMTPPasswordIsMasked() throws {
         let config = try load([
             "SIWA_SMTP_URL": "smtps://mailer%40example.com:\(secretMarker)@mail.example.com",
@@ -664,13 +664,6 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         let config = try load(["SIWA_PRIVATE_KEY_FILE": ""], file: path)
         #expect(config.clientIDs == ["com.example.app", "com.example.web"])
         #expect(config.sessionTTL == .seconds(30 * 86_400))
-    }
-
-    @Test func readmeDocumentsEveryKey() throws {
-        let readme = try String(contentsOf: Self.configFolder.appendingPathComponent("README.md"), encoding: .utf8)
-        for key in ConfigurationKey.allCases {
-            #expect(readme.contains("| `\(key.rawValue)` | `\(key.environmentName)` |"), "\(key.rawValue)")
-        }
     }
 
     @Test func bestEffortLogFormat() throws {

@@ -3,7 +3,7 @@ import JSON
 import Testing
 @testable import SiwaApp
 
-/// CORS for web apps on the origins of `cors_origins` (SPEC §15), over real sockets.
+/// CORS for web apps on the origins of `cors_origins` (docs/guides/connecting-your-app.md), over real sockets.
 @Suite struct CrossOriginTests {
     typealias Fixture = AccountRoutesTests.Fixture
 

@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// SPEC §16 "Database trouble is 503, everywhere", over real sockets on both engines: with
+/// docs/reference/http-api.md "Database trouble is 503, everywhere", over real sockets on both engines: with
 /// PostgreSQL stopped, or SQLite's write lock held by another connection past the busy timeout,
 /// every route that needs the database answers 503 `database_unavailable` (a page route a 503
 /// page), nothing changes, and once the database is back everything works without a restart.
@@ -256,7 +256,7 @@ struct DatabaseOutageTests {
             }
         }
         // Not a 503: a reset request is answered before its email is looked up, so that a
-        // known email and an unknown one take the same time (SPEC §13). It answers 202 as
+        // known email and an unknown one take the same time (docs/guides/passwords-and-email.md). It answers 202 as
         // always; its work fails after the answer (counted, logged), nothing changes, and the
         // person asks again. Waiting for that work keeps it from meeting the database's return.
         let emailRequests = fixture.harness.application.emailRequests

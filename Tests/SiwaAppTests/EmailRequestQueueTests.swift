@@ -7,7 +7,7 @@ import TestSupport
 @testable import SiwaApp
 @testable import Store
 
-/// SPEC §13: a reset request is answered alike, in body and in time, whether or not the email
+/// docs/guides/passwords-and-email.md: a reset request is answered alike, in body and in time, whether or not the email
 /// has an account. The answer does not wait for the lookup: the work runs on a bounded queue
 /// after it. A gate holds that work, so each test proves the order without measuring time.
 @Suite(.timeLimit(.minutes(3)))

@@ -7,7 +7,7 @@ import TestSupport
 @testable import SiwaApp
 @testable import Store
 
-/// SPEC §13's server over real sockets, on either engine, with a held clock and a webhook
+/// docs/guides/passwords-and-email.md's server over real sockets, on either engine, with a held clock and a webhook
 /// receiver standing in for the team's backend (where codes arrive).
 final class EmailVerificationFixture: @unchecked Sendable {
     typealias Reply = PasswordRoutesTests.Reply

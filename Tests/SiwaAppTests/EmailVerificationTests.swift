@@ -6,7 +6,7 @@ import WireFormat
 @testable import SiwaApp
 @testable import Store
 
-/// SPEC §13 "Verification" and "Limits": the codes that prove a password's email, what they
+/// docs/guides/passwords-and-email.md "Verification" and "Limits": the codes that prove a password's email, what they
 /// unlock, and what a reset does to an Apple ID attached while the email was unproven.
 @Suite(.timeLimit(.minutes(3)))
 struct EmailVerificationTests {

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// `GET /auth/verify`, forward authentication (SPEC §8), in process on both engines with a
+/// `GET /auth/verify`, forward authentication (docs/guides/connecting-your-backend.md), in process on both engines with a
 /// socket sample.
 @Suite struct ForwardAuthTests {
     typealias Fixture = AccountRoutesTests.Fixture

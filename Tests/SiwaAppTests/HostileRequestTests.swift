@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 @testable import SiwaApp
 
-/// Hostile requests against the assembled application (issue 9, SPEC §12): each gets a clear
+/// Hostile requests against the assembled application (issue 9, docs/reference/http-api.md): each gets a clear
 /// error, the server keeps serving others, and nothing is stored that should not be.
 @Suite struct HostileRequestTests {
     /// 1 MiB of short distinct keys: answered (400, the token is missing) rather than parsed in

@@ -4,7 +4,7 @@ import Testing
 import WireFormat
 @testable import SiwaApp
 
-/// SPEC §13 "Language" over real sockets: every page (`/`, `/account`, the password forms, the
+/// docs/guides/passwords-and-email.md "Language" over real sockets: every page (`/`, `/account`, the password forms, the
 /// reset and verification pages, the error pages) in Korean by `Accept-Language: ko-KR` and by
 /// `?lang=ko` (which wins, and which links, forms and redirects carry on), in English by
 /// default and for a language siwa-server does not speak; the button in Apple's Korean words;

@@ -8,7 +8,7 @@ import TestSupport
 import WireFormat
 @testable import SiwaApp
 
-/// SPEC §13 through the assembled application: the user's language from `Accept-Language` and
+/// docs/guides/passwords-and-email.md through the assembled application: the user's language from `Accept-Language` and
 /// `PATCH /api/account`, and, with `smtp_url` pointing at aiosmtpd, a sign-up's code arriving
 /// by mail (in the user's language, its link usable) instead of by webhook.
 @Suite(.timeLimit(.minutes(3)))

@@ -10,7 +10,7 @@ import TestSupport
 import WireFormat
 @testable import SiwaApp
 
-/// The mail outbox delivered (SPEC §13) to aiosmtpd, an SMTP server written by others, with
+/// The mail outbox delivered (docs/guides/passwords-and-email.md) to aiosmtpd, an SMTP server written by others, with
 /// STARTTLS and AUTH, and what arrived read back by Python's `email` package: headers, parts,
 /// charset, the link, the language, the Message-ID the same after a retry; retries on a
 /// refused connection and a 4xx, failure at once on a 5xx to `RCPT TO`, `email retry`; no

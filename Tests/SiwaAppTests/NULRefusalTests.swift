@@ -7,7 +7,7 @@ import TestSupport
 import WireFormat
 @testable import SiwaApp
 
-/// SPEC §16 "No NUL" over real sockets on both engines: a U+0000 in any string a client sends
+/// docs/reference/http-api.md "No NUL" over real sockets on both engines: a U+0000 in any string a client sends
 /// (a JSON member escaped or raw, a form field, a query) is 400 `invalid_request` (a 400 page
 /// on a page route), with nothing changed in the database, and for a sign-in, before its code
 /// goes to Apple. Each request would succeed without the U+0000: a valid token with its code,

@@ -4,7 +4,7 @@ import JSON
 import Testing
 @testable import SiwaApp
 
-/// `POST /api/auth/apple` end to end against the simulator (SPEC §4 "Native sign-in").
+/// `POST /api/auth/apple` end to end against the simulator (docs/reference/http-api.md "Native sign-in").
 @Suite struct NativeSignInTests {
     static let app = "com.example.app"
 

@@ -7,7 +7,7 @@ import Testing
 @testable import SiwaApp
 
 /// `POST /apple/notifications` end to end: the simulator signs what Apple would send, the
-/// running application applies it, and the database shows the effect (SPEC §4).
+/// running application applies it, and the database shows the effect (docs/reference/http-api.md).
 @Suite struct NotificationTests {
     static let clientID = "com.example.app"
 

@@ -3,7 +3,7 @@ import MailTemplates
 import Testing
 @testable import SiwaApp
 
-/// The pages' words (SPEC §13 "Language"): both strings files hold exactly the keys pages can
+/// The pages' words (docs/guides/passwords-and-email.md "Language"): both strings files hold exactly the keys pages can
 /// ask for (`PageText`), once each, with the same `{values}`; and a request's language is its
 /// `?lang=`, else its `Accept-Language`, else English.
 struct PageWordsTests {

@@ -8,7 +8,7 @@ import TestSupport
 import WireFormat
 @testable import SiwaApp
 
-/// SPEC §9 "Pages" over real sockets: the sign-in page's email and password forms (bound to
+/// docs/guides/passwords-and-email.md "Pages" over real sockets: the sign-in page's email and password forms (bound to
 /// the browser's `siwa_form` cookie), the account page's sign-in methods, and "Add Sign in with
 /// Apple", whose callback is Apple's cross-site POST carrying no session cookie.
 @Suite(.timeLimit(.minutes(2)))
@@ -82,7 +82,7 @@ struct PasswordPagesTests {
             fixture, "/auth/password/sign-up", [("csrf", token), ("email", "ada@example.com"), ("password", "correct horse battery")],
             cookies: ["\(SessionCookies.formName)=\(cookie)"])
         let session = "siwa_session=" + (made.cookieValue(SessionCookies.sessionName) ?? "")
-        // Only a proven email may carry an Apple ID (SPEC §13), as its verification code would.
+        // Only a proven email may carry an Apple ID (docs/guides/passwords-and-email.md), as its verification code would.
         try await fixture.database.write { _ = try $0.run("UPDATE password_credentials SET email_verified = 1") }
         let account = try await fixture.send("GET", "/account", headers: ["Cookie": session])
         let accountToken = try #require(Self.csrf(in: account.body))
@@ -167,7 +167,7 @@ struct PasswordPagesTests {
         await fixture.stop()
     }
 
-    /// SPEC §13: the forgot-password form is answered before its email is looked up, as the
+    /// docs/guides/passwords-and-email.md: the forgot-password form is answered before its email is looked up, as the
     /// API is: with the work held, a known and an unknown email get the same 303, and only the
     /// known one gets a code once the work runs.
     @Test func theForgotPasswordFormAnswersBeforeTheLookup() async throws {
@@ -198,7 +198,7 @@ struct PasswordPagesTests {
         await fixture.stop()
     }
 
-    /// SPEC §13: the link's page only shows a button (fetching it uses nothing up); the button
+    /// docs/guides/passwords-and-email.md: the link's page only shows a button (fetching it uses nothing up); the button
     /// posts the code with the form's token and the page then says the address is verified.
     @Test func theVerifyPageUsesTheCodeOnlyWhenItsButtonIsPressed() async throws {
         let receiver = try WebhookReceiver()

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// SPEC §9 over real sockets, in process: every route of password accounts, the upgrade and
+/// docs/guides/passwords-and-email.md over real sockets, in process: every route of password accounts, the upgrade and
 /// linking, with their errors, against the Apple ID simulator.
 @Suite(.timeLimit(.minutes(3)))
 struct PasswordRoutesTests {
@@ -96,7 +96,7 @@ struct PasswordRoutesTests {
             try database.read { try $0.queryOne("SELECT COUNT(*) FROM \(table) WHERE \(condition)", [])?.int(0) ?? -1 }
         }
 
-        /// Marks the password's email proven, as its verification code would (SPEC §13).
+        /// Marks the password's email proven, as its verification code would (docs/guides/passwords-and-email.md).
         func prove(_ email: String) async throws {
             try await database.write { _ = try $0.run("UPDATE password_credentials SET email_verified = 1 WHERE email = ?", [.text(email)]) }
         }
@@ -419,7 +419,7 @@ struct PasswordRoutesTests {
     @Test func anAppleSignInWithAPasswordAccountsEmailIsRefusedAndItsNameKept() async throws {
         let fixture = try await Fixture()
         let made = try await fixture.signUp("ada@example.com")
-        // Only a proven email refuses (SPEC §13).
+        // Only a proven email refuses (docs/guides/passwords-and-email.md).
         try await fixture.prove("ada@example.com")
         let user: (String, JSONValue) = ("user", .object(JSONObject([("name", .object(JSONObject([("firstName", .string("Ada")), ("lastName", .string("Lovelace"))])))])))
         let refused = try await fixture.appleSignIn(Self.sub(8), email: "Ada@Example.com", extra: [user])

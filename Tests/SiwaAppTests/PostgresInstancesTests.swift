@@ -8,7 +8,7 @@ import TestSupport
 @testable import SiwaApp
 @testable import Store
 
-/// siwa-server on PostgreSQL (SPEC §11): two instances on one database behave as one, and a
+/// siwa-server on PostgreSQL (docs/guides/postgresql.md): two instances on one database behave as one, and a
 /// database that goes away gives clean 503s and comes back without a restart.
 @Suite(
     .enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed (Scripts/install-packages installs it)"),
@@ -77,8 +77,8 @@ struct PostgresInstancesTests {
         return cached && !refused
     }
 
-    /// SPEC §11: a session ended anywhere is refused everywhere, told through NOTIFY. The
-    /// second the SPEC allows is a latency a loaded machine cannot promise a test; what is
+    /// docs/guides/postgresql.md: a session ended anywhere is refused everywhere, told through NOTIFY. The
+    /// second docs/guides/postgresql.md allows is a latency a loaded machine cannot promise a test; what is
     /// tested is that the end reaches the other instance's cache at all (without it, the cache
     /// would serve the session for ever).
     static func refusedOnceTold(_ harness: ApplicationTests.Harness, _ session: String, path: String = "/api/me") async throws -> Bool {
@@ -97,7 +97,7 @@ struct PostgresInstancesTests {
         return (status, try? JSONParser.parse(reply.components(separatedBy: "\r\n\r\n").dropFirst().joined()).object)
     }
 
-    /// SPEC §9 on several instances: the attempt limit of an email is one count in the database,
+    /// docs/guides/passwords-and-email.md on several instances: the attempt limit of an email is one count in the database,
     /// not five per instance; and a sign-in method removed on one instance is gone from the
     /// other's cached user at once.
     @Test func passwordAttemptLimitsAndSignInMethodsAreSharedByInstances() async throws {
@@ -113,7 +113,7 @@ struct PostgresInstancesTests {
         #expect(try await Self.post(a, "/api/auth/password", credentials("correct horse battery")).status == 429)
         #expect(try await Self.post(b, "/api/auth/password", credentials("correct horse battery")).status == 429)
 
-        // Linked on A (the email proven first, SPEC §13); B has the user cached with both
+        // Linked on A (the email proven first, docs/guides/passwords-and-email.md); B has the user cached with both
         // methods; the password removed on A.
         try await a.application.store.engine.write { _ = try $0.run("UPDATE password_credentials SET email_verified = 1", []) }
         let session = try #require(made.json?["session"]?.object?["token"]?.string)
@@ -208,8 +208,8 @@ struct PostgresInstancesTests {
         await live.stop()
     }
 
-    /// Forward authentication on every instance (SPEC §8): a session signed in on A verifies on
-    /// B from B's cache, and a sign-out on A is refused by B's `/auth/verify` (SPEC §11).
+    /// Forward authentication on every instance (docs/guides/connecting-your-backend.md): a session signed in on A verifies on
+    /// B from B's cache, and a sign-out on A is refused by B's `/auth/verify` (docs/guides/postgresql.md).
     @Test func forwardAuthenticationSeesASignOutOnAnotherInstance() async throws {
         let url = try await PostgresCluster.shared().makeDatabase()
         let a = try await Self.instance(url: url)
@@ -225,7 +225,7 @@ struct PostgresInstancesTests {
         await a.stop()
     }
 
-    /// SPEC §16: an instance whose notification connection goes silent without breaking (its
+    /// docs/guides/postgresql.md: an instance whose notification connection goes silent without breaking (its
     /// server process stopped here; a half-open network alike, where TCP notices a dead peer
     /// only after about a minute) stops serving sessions from memory within a second of its
     /// last confirmation: a session ended on the other instance is refused by `/auth/verify`,
@@ -265,7 +265,7 @@ struct PostgresInstancesTests {
         repeat {
             refused = try await Self.me(b, session, path: "/auth/verify") == 401
             if !refused { try await Task.sleep(for: .milliseconds(20)) }
-        // SPEC §16 says 1 s; the bound is wider only so that a loaded machine's slow requests
+        // docs/guides/postgresql.md says 1 s; the bound is wider only so that a loaded machine's slow requests
         // cannot fail it. Without the confirmation the stall (held for the whole test) never ends.
         } while !refused && ContinuousClock.now - loggedOut < .seconds(10)
         print("PostgresInstancesTests: refused by B \(ContinuousClock.now - loggedOut) after the logout on A, its listener stalled")

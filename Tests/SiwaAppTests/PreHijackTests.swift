@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// SPEC §13 "What an unproven email may not do": the account "pre-hijack", where an attacker
+/// docs/guides/passwords-and-email.md "What an unproven email may not do": the account "pre-hijack", where an attacker
 /// squats on someone's email with a password, and the lockout the squat alone caused.
 @Suite(.timeLimit(.minutes(3)))
 struct PreHijackTests {

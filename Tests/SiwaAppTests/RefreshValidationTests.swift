@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// SPEC §4 "Refresh-token re-validation", end to end against the simulator: the validator
+/// docs/reference/http-api.md "Refresh-token re-validation", end to end against the simulator: the validator
 /// runs inside the application with a one-second interval.
 @Suite struct RefreshValidationTests {
     static let app = NativeSignInTests.app

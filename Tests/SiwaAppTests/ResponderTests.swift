@@ -164,7 +164,7 @@ import TestSupport
         #expect(render(StoreUnavailable(reason: "down")).code == "database_unavailable")
     }
 
-    /// SPEC §16: a page route that cannot reach the database is a 503 page, the web callback's
+    /// docs/reference/http-api.md: a page route that cannot reach the database is a 503 page, the web callback's
     /// sign-in included; other storage failures stay 500.
     @Test func anUnavailableDatabaseIsA503PageToo() {
         struct Surprise: Error {}
@@ -181,7 +181,7 @@ import TestSupport
     }
 
     @Test func webSignInFailuresArePagesWithTheSpecStatuses() {
-        // SPEC §7: 400 for state, binding and nonce; 401 Apple refused; 502 Apple unreachable.
+        // docs/reference/http-api.md: 400 for state, binding and nonce; 401 Apple refused; 502 Apple unreachable.
         let cases: [(WebSignIn.Failure, Int)] = [
             (.malformed, 400), (.unknownState, 400), (.expiredState, 400), (.bindingMissing, 400), (.bindingMismatch, 400),
             (.signIn(.invalidToken(.nonceMismatch)), 400), (.signIn(.invalidGrant), 401), (.signIn(.keysUnavailable), 502),

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// Every `invalid_token` reason of SPEC §4/§7 over real sockets, each with a token built to
+/// Every `invalid_token` reason of docs/reference/http-api.md over real sockets, each with a token built to
 /// trigger it (signed with the simulator's key where a signature matters): the reason is the
 /// exact `error_description`, it is counted in metrics, and nothing is created.
 @Suite struct SignInRefusalTests {
@@ -97,7 +97,7 @@ import TestSupport
         await fixture.stop()
     }
 
-    /// SPEC §12: with `require_nonce` off, a request without a nonce for a token without one is
+    /// docs/reference/http-api.md: with `require_nonce` off, a request without a nonce for a token without one is
     /// accepted whatever `nonce_supported` says.
     @Test func withoutRequireNonceATokenWithoutANonceSignsIn() async throws {
         let fixture = try await NativeSignInTests.Fixture { $0.requireNonce = false }

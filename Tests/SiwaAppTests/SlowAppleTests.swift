@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// SPEC §5 "Apple failing never stalls the server": while 32 sign-ins wait on a code exchange
+/// docs/RELIABILITY.md "Apple failing never stalls the server": while 32 sign-ins wait on a code exchange
 /// Apple does not answer (the simulator holds the calls until the test lets them go),
 /// `/api/me` and notifications are answered. The proof is ordering, not timing: every one of
 /// those answers arrives before any of the 32 sign-ins has finished.

@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// SPEC §10 in process, where one held clock drives the simulator, the receiving team's server
+/// docs/guides/team-transfer.md in process, where one held clock drives the simulator, the receiving team's server
 /// and the commands, so Apple's 60-day window can pass in a test: export, the transfer, import,
 /// sign-ins during and after the window, the status, and how a run copes with Apple refusing,
 /// failing, or the person pressing Ctrl-C. The real binary's rehearsal is in SiwaServerTests.
@@ -219,7 +219,7 @@ struct TeamTransferTests {
         #expect(again.1 == false && again.2 == users[1].id, "the imported stay imported")
     }
 
-    /// Password accounts have no Apple ID, so Apple has nothing to transfer for them (SPEC §16):
+    /// Password accounts have no Apple ID, so Apple has nothing to transfer for them (docs/guides/team-transfer.md):
     /// the export skips and counts them instead of stopping at the first one, and writes only
     /// the Apple users, an Apple user who also set a password among them.
     @Test func usersWithoutAnAppleIDAreSkippedAndCounted() async throws {
@@ -268,7 +268,7 @@ struct TeamTransferTests {
         }
     }
 
-    /// SPEC §16: an external id a spreadsheet would run as a formula is written with a leading
+    /// docs/guides/team-transfer.md: an external id a spreadsheet would run as a formula is written with a leading
     /// `'`, and the import reads the file the export wrote back to the values in the database.
     @Test func formulaLikeExternalIDsAreDefusedInTheFileAndReadBackExactly() async throws {
         try await Self.withFixture { fixture in

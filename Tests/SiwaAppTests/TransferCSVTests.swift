@@ -20,7 +20,7 @@ import Testing
         #expect(try Self.parse(TransferCSV.header + "\n") == [], "no users is a file too")
     }
 
-    /// SPEC §16: a cell a spreadsheet would run as a formula gets a leading `'`; the import
+    /// docs/guides/team-transfer.md: a cell a spreadsheet would run as a formula gets a leading `'`; the import
     /// takes exactly that quote off again.
     @Test(arguments: [
         ("=HYPERLINK(\"http://x\")", "\"'=HYPERLINK(\"\"http://x\"\")\""),

@@ -6,7 +6,7 @@ import Testing
 import WireFormat
 @testable import SiwaApp
 
-/// SPEC §4 "Web flow" and §7 "Web" over real sockets: the redirect to Apple, Apple's form_post
+/// docs/reference/http-api.md "Web flow" and §7 "Web" over real sockets: the redirect to Apple, Apple's form_post
 /// callback (built here as the simulator would post it), the pages and their forms. Every
 /// failure of the callback leaves no user and no session.
 @Suite struct WebFlowTests {

@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// Webhook delivery (SPEC §8) from the assembled application to a receiver on a loopback
+/// Webhook delivery (docs/guides/connecting-your-backend.md) from the assembled application to a receiver on a loopback
 /// socket: signatures checked by the receiver's own HMAC and by `standardwebhooks`, the outbox's
 /// atomicity seen from outside, order per user, back-off and retention on a held clock, a
 /// hanging receiver, and two instances on one PostgreSQL database.

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// SPEC §16, body memory (issue 19): 200 clients each holding all but a byte of a 1 MiB body
+/// docs/reference/http-api.md, body memory (issue 19): 200 clients each holding all but a byte of a 1 MiB body
 /// raised the server's resident size by 154 MiB with the default 64 MiB budget for buffered
 /// bodies, because buffers grew by doubling while the budget counted bytes read. The real
 /// binary, so that what is measured is the server's memory and nothing else's.

@@ -4,7 +4,7 @@ import Foundation
 import OpenSSLCrypto
 import Testing
 
-/// The binary as an operator runs it (SPEC §2): exit codes, output, signals.
+/// The binary as an operator runs it (docs/reference/command-line.md): exit codes, output, signals.
 @Suite struct CommandLineTests {
     static let listenAnyPort = ["SIWA_LISTEN": "127.0.0.1:0", "SIWA_LOG_FORMAT": "json"]
 
@@ -68,7 +68,7 @@ import Testing
         #expect(result.stderr.contains("config:"))
     }
 
-    /// SPEC §12: without these the server would listen and fail every sign-in with no hint.
+    /// docs/reference/configuration.md: without these the server would listen and fail every sign-in with no hint.
     @Test(arguments: [
         ("SIWA_TEAM_ID", nil, "team_id"), ("SIWA_KEY_ID", nil, "key_id"), ("SIWA_CLIENT_IDS", nil, "client_ids"),
         ("SIWA_PRIVATE_KEY", nil, "private_key"), ("SIWA_PRIVATE_KEY", "rsa", "private_key"),
@@ -238,7 +238,7 @@ func base64URL(_ text: String) -> [UInt8] {
         await simulator.stop()
         server.signal(SIGTERM)
         #expect(await server.wait(seconds: 15) == 0)
-        // Every line is one JSON object (SPEC §7), from start to the last line at stop.
+        // Every line is one JSON object (docs/guides/operating.md), from start to the last line at stop.
         let lines = server.stdoutText.split(separator: "\n")
         #expect(lines.count >= 4)
         for line in lines {

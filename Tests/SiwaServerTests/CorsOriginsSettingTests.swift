@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `cors_origins` as an operator sets it (SPEC §15, §2): a wildcard or plain http off loopback
+/// `cors_origins` as an operator sets it (docs/guides/connecting-your-app.md, docs/reference/command-line.md): a wildcard or plain http off loopback
 /// stops the binary with exit code 2 and one line naming the key.
 @Suite struct CorsOriginsSettingTests {
     @Test(arguments: ["*", "http://app.example.com", "https://app.example.com,*", "https://app.example.com/spa"])

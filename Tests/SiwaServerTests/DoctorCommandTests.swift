@@ -57,7 +57,7 @@ import Testing
         await simulator.stop()
     }
 
-    /// SPEC §2: doctor checks the webhook receiver, with a request no receiver takes for an
+    /// docs/reference/command-line.md: doctor checks the webhook receiver, with a request no receiver takes for an
     /// event (a HEAD: unsigned, no body), and names its origin only, never a path or query.
     @Test func theWebhookReceiverIsReportedReachableOrNot() async throws {
         let simulator = try AppleIDSimulator(configuration: .testing())

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 import WireFormat
 
-/// The real binary sending mail (SPEC §13) to aiosmtpd: `email failed`, `email retry` and
+/// The real binary sending mail (docs/guides/passwords-and-email.md) to aiosmtpd: `email failed`, `email retry` and
 /// `email test` while the server runs; a message committed but not delivered when the process
 /// is killed with SIGKILL, delivered by the next one; the settings checked by `check-config`,
 /// `serve` and `doctor`, the SMTP password never shown.
@@ -79,7 +79,7 @@ struct EmailCommandTests {
         await simulator.stop()
     }
 
-    /// SPEC §5: a kill -9 at any moment loses nothing committed. The sign-up's message is
+    /// docs/RELIABILITY.md: a kill -9 at any moment loses nothing committed. The sign-up's message is
     /// committed and its first attempt failed (nobody listened); the process dies during the
     /// back-off, and the next one, on the same database, delivers it.
     @Test func aMessageCommittedBeforeKillNineIsDeliveredAfterARestart() async throws {

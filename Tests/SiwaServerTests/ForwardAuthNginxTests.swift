@@ -9,7 +9,7 @@ import TestSupport
 /// Debian's nginx in front of the real binary with the shipped configuration
 /// (`Config/nginx-forward-auth.conf`, shown in the README): a protected location lets a
 /// signed-in request through with the user in `X-Siwa-*` headers, refuses the others, and never
-/// lets a client's own `X-Siwa-*` headers reach the API (SPEC §8).
+/// lets a client's own `X-Siwa-*` headers reach the API (docs/guides/connecting-your-backend.md).
 @Suite(
     .enabled(if: Nginx.testsEnabled, "nginx is not installed (Scripts/install-packages installs it)"),
     .timeLimit(.minutes(2)))

@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 import WireFormat
 
-/// SPEC §5: a 2xx means committed, and a `kill -9` at any moment leaves a database that opens.
+/// docs/RELIABILITY.md: a 2xx means committed, and a `kill -9` at any moment leaves a database that opens.
 /// The real binary takes sign-ins and notifications from four clients at once and is killed
 /// mid-stream; after a restart every session that was answered 200 still authenticates, every
 /// notification answered 200 is in the ledger, and the database passes integrity_check.

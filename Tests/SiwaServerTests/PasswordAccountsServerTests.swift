@@ -5,7 +5,7 @@ import SQLite
 import Testing
 import TestSupport
 
-/// SPEC §9 against the real binary: the Juice story over the API (a password account, its
+/// docs/guides/passwords-and-email.md against the real binary: the Juice story over the API (a password account, its
 /// reset by the webhook's code, the upgrade to Sign in with Apple, linking and the last-method
 /// rule), and the stored hash read from the database and checked by an independent scrypt
 /// (Python's `hashlib.scrypt`).

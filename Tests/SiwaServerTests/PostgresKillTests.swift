@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// Two real `siwa-server serve` processes on one PostgreSQL (SPEC §11): instance A is killed
+/// Two real `siwa-server serve` processes on one PostgreSQL (docs/guides/postgresql.md): instance A is killed
 /// with SIGKILL while four clients sign in through it, and every sign-in it answered 200 has a
 /// session that instance B accepts: nothing acknowledged is lost.
 @Suite(

@@ -4,7 +4,7 @@ import Foundation
 import JSON
 import Testing
 
-/// SPEC §5: "a kill -9 at any moment leaves a database that opens and a queue that resumes".
+/// docs/RELIABILITY.md: "a kill -9 at any moment leaves a database that opens and a queue that resumes".
 /// The real binary, killed while a revocation is pending, finishes it after a restart.
 @Suite struct RevocationSurvivesKillTests {
     @Test func aPendingRevocationIsDoneAfterKillNineAndRestart() async throws {

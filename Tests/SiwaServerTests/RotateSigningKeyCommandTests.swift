@@ -5,7 +5,7 @@ import SQLite
 import Testing
 import TestSupport
 
-/// `siwa-server rotate-signing-key` (SPEC §8, §16) with the real binary, against the database
+/// `siwa-server rotate-signing-key` (docs/guides/connecting-your-backend.md) with the real binary, against the database
 /// of a running server, on SQLite and on PostgreSQL: it prints the new kid and nothing secret,
 /// the server signs with the new key from its next re-read of the keys, and `--retire-old`
 /// leaves only the new key in the JWKS.

@@ -6,7 +6,7 @@ import SQLite
 import Testing
 import TestSupport
 
-/// SPEC §5 "Secrets never reach logs": the real binary, logging at `trace`, runs every flow that
+/// docs/RELIABILITY.md "Secrets never reach logs": the real binary, logging at `trace`, runs every flow that
 /// handles a secret — native sign-in with a code, refusals, a notification, the web flow,
 /// refresh re-validation, the admin API, access tokens, account deletion, webhooks, password
 /// accounts and their reset codes — and then its logs, every error body it sent and `/metrics`
@@ -176,7 +176,7 @@ import TestSupport
         refused("access token for an unknown bearer", try await send("POST", "/api/token", headers: ["Authorization": "Bearer \(notASession)"]))
         #expect(try await send("GET", "/.well-known/jwks.json").status == 200)
 
-        // 6c. Password accounts (SPEC §9): passwords sent, right and wrong, a reset code from the
+        // 6c. Password accounts (docs/guides/passwords-and-email.md): passwords sent, right and wrong, a reset code from the
         //    webhook event, then a code used twice, and the upgrade's password.
         let passwords = ["first Pässword of Ada 1815", "wrong guess at the password", "the reset password of Ada", "a fourth secret phrase"]
         for (index, password) in passwords.enumerated() { secrets.append(("password \(index + 1)", password)) }
@@ -282,7 +282,7 @@ import TestSupport
         }
     }
 
-    /// SPEC §10: the transfer commands' output (stdout, stderr) holds no key, client secret,
+    /// docs/guides/team-transfer.md: the transfer commands' output (stdout, stderr) holds no key, client secret,
     /// team token or data key, and the CSV no `sub` and no email, on both teams' sides.
     @Test func theTransferCommandsLeakNoSecretAndTheCSVNoSubOrEmail() async throws {
         let simulator = try AppleIDSimulator(configuration: .testing())

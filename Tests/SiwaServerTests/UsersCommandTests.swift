@@ -5,7 +5,7 @@ import SQLite
 import Testing
 import TestSupport
 
-/// `siwa-server users …` and the admin API, on the real binary (SPEC §8): a running server, and
+/// `siwa-server users …` and the admin API, on the real binary (docs/guides/connecting-your-backend.md): a running server, and
 /// the command line changing its database beside it, on SQLite and on PostgreSQL. What the
 /// command line ends, the server refuses once it has seen the commit; what it deletes, the server's
 /// revocation worker revokes at Apple.

@@ -3,7 +3,7 @@ import AppleSimulator
 import Foundation
 import Testing
 
-/// `verify-token` as a developer runs it against keys served by the simulator (SPEC §2, §7).
+/// `verify-token` as a developer runs it against keys served by the simulator (docs/reference/command-line.md, docs/reference/http-api.md).
 @Suite struct VerifyTokenCommandTests {
     static let sub = "001234.0123456789abcdef0123456789abcdef.0123"
 

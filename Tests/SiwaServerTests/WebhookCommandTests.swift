@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// The real binary delivering webhooks (SPEC §8): `webhooks failed` and `webhooks retry` on the
+/// The real binary delivering webhooks (docs/guides/connecting-your-backend.md): `webhooks failed` and `webhooks retry` on the
 /// configured database of either engine while the server runs, and an event committed but not
 /// yet delivered when the process is killed with SIGKILL, delivered by the next one.
 @Suite(.timeLimit(.minutes(2)))
@@ -116,7 +116,7 @@ struct WebhookCommandTests {
         #expect(try await ServerProcess.run(["webhooks", "failed", "--config", "nope.json"], folder: folder).status == 2)
     }
 
-    /// SPEC §5: a kill -9 at any moment loses nothing committed. Here the event's change has
+    /// docs/RELIABILITY.md: a kill -9 at any moment loses nothing committed. Here the event's change has
     /// committed and its first attempt was refused; the process dies during the back-off, and
     /// the next one, on the same database, delivers that very event.
     @Test func anEventCommittedButNotDeliveredBeforeKillNineIsDeliveredAfterARestart() async throws {

@@ -2,7 +2,7 @@ import OpenSSLCrypto
 import Store
 import Testing
 
-/// The one-time codes that return a web sign-in to an app (SPEC §8), on both engines: the user
+/// The one-time codes that return a web sign-in to an app (docs/guides/connecting-your-backend.md), on both engines: the user
 /// is committed with the code and no session; the code makes one session, once, within its
 /// minute, and only for a verifier the caller accepts; any attempt uses it up.
 @Suite(.timeLimit(.minutes(2)))

@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// SPEC §13's mail outbox at the Store, on both engines: messages written in their change's
+/// docs/guides/passwords-and-email.md's mail outbox at the Store, on both engines: messages written in their change's
 /// transaction, codes sealed at rest, no code webhook while mail is on, the queue rules it
 /// shares with webhooks (leases, back-off, retention, failure, requeue), the relay rule, and two
 /// instances on one PostgreSQL database taking each message once.
@@ -153,7 +153,7 @@ struct MailOutboxTests {
             func forwarding(_ value: String) async throws {
                 try await store.engine.write { _ = try $0.run("UPDATE users SET email_forwarding = ? WHERE id = ?", [.text(value), .text(id)]) }
             }
-            // A relay address starts forwarding (SPEC §4): written.
+            // A relay address starts forwarding (docs/reference/http-api.md): written.
             #expect(try await enqueue())
             try await forwarding("disabled")
             #expect(try await enqueue() == false)
@@ -224,7 +224,7 @@ struct MailOutboxTests {
         }
     }
 
-    /// SPEC §13: a security notice for each change of a way in, to a proven email, written
+    /// docs/guides/passwords-and-email.md: a security notice for each change of a way in, to a proven email, written
     /// with its change (a refused change writes none); `account_deleted` after the account is
     /// deleted, to the email it had.
     @Test(arguments: Engine.available)

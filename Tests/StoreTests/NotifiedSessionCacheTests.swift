@@ -44,7 +44,7 @@ import Testing
         #expect(cache.count == 0)
     }
 
-    /// SPEC §16: the listener confirms its connection every 250 ms. Once its last
+    /// docs/guides/postgresql.md: the listener confirms its connection every 250 ms. Once its last
     /// confirmation is more than a second old (its server process stalled, the network
     /// half-open: notifications may be held up) nothing is served from memory; when it
     /// confirms again, or reconnects, the cache starts over, since what was stored meanwhile

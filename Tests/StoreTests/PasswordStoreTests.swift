@@ -6,7 +6,7 @@ import SQLite
 import Testing
 import TestSupport
 
-/// SPEC §9 at the Store: password accounts, attempt limits, reset codes, binding and unbinding
+/// docs/guides/passwords-and-email.md at the Store: password accounts, attempt limits, reset codes, binding and unbinding
 /// Apple IDs, and no silent merges, each operation one transaction, on both engines.
 @Suite(.timeLimit(.minutes(2)))
 struct PasswordStoreTests {
@@ -41,7 +41,7 @@ struct PasswordStoreTests {
         return write
     }
 
-    /// Marks the password's email proven, as its verification code would (SPEC §13).
+    /// Marks the password's email proven, as its verification code would (docs/guides/passwords-and-email.md).
     static func prove(_ store: Store, _ email: String) async throws {
         try await store.engine.write { _ = try $0.run("UPDATE password_credentials SET email_verified = 1 WHERE email = ?", [.text(email)]) }
     }
@@ -425,7 +425,7 @@ struct PasswordStoreTests {
     /// A user with both sign-in methods: a password ("$scrypt$h1") and Apple ID `sub`.
     static func userWithBothMethods(_ store: Store, round: Int) async throws -> (user: UserRecord, sub: String) {
         let made = try await Self.signUp(store, "both\(round)@example.com")
-        // Only a proven email may carry an Apple ID (SPEC §13).
+        // Only a proven email may carry an Apple ID (docs/guides/passwords-and-email.md).
         try await Self.prove(store, "both\(round)@example.com")
         let sub = "s-both-\(round)"
         let linked = try await store.bindAppleID(
@@ -439,7 +439,7 @@ struct PasswordStoreTests {
         do { return .success(try await body()) } catch { return .failure(error) }
     }
 
-    /// SPEC §16: the two removals of a user's two methods at the same moment (real concurrent
+    /// docs/reference/http-api.md: the two removals of a user's two methods at the same moment (real concurrent
     /// transactions: the store has two connections) are serialized per user: one succeeds,
     /// the other is refused as the last method, and the user keeps the method not removed.
     /// Without the lock, PostgreSQL let both commit in most rounds.

@@ -6,7 +6,7 @@ import TestSupport
 import WireFormat
 @testable import Store
 
-/// The access-token signing keys (SPEC §8) on both engines: one current key however many
+/// The access-token signing keys (docs/guides/connecting-your-backend.md) on both engines: one current key however many
 /// instances start or rotate together, the publication lead, a day in the JWKS after
 /// retirement, and the private key sealed at rest.
 @Suite(.timeLimit(.minutes(2)))
@@ -183,7 +183,7 @@ struct SigningKeyStoreTests {
         }
     }
 
-    /// `rotate-signing-key` (SPEC §16): the new key signs at once, even over a scheduled
+    /// `rotate-signing-key` (docs/guides/connecting-your-backend.md): the new key signs at once, even over a scheduled
     /// rotation still in its lead; every key it replaces stays published a day.
     @Test(arguments: Engine.available)
     func theCommandsKeySignsAtOnceAndTheKeysItReplacesStayADay(_ engine: Engine) async throws {

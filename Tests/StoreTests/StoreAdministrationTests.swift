@@ -4,7 +4,7 @@ import OpenSSLCrypto
 import Testing
 import TestSupport
 
-/// The operators' Store operations (SPEC §8): ending every session of a user, and deleting
+/// The operators' Store operations (docs/guides/connecting-your-backend.md): ending every session of a user, and deleting
 /// one, end cached sessions at once; unknown users change nothing. Both engines.
 @Suite(.timeLimit(.minutes(2)))
 struct StoreAdministrationTests {

@@ -4,7 +4,7 @@ import OpenSSLCrypto
 import Testing
 import TestSupport
 
-/// SPEC §10 in the Store, on both engines: the sender's and the receiver's per-user state, so
+/// docs/guides/team-transfer.md in the Store, on both engines: the sender's and the receiver's per-user state, so
 /// the commands resume where they stopped; the move to the new `sub` (sessions and user id
 /// stay, the previous team's Apple tokens go, `user.updated`); the sign-in during the window
 /// that finds its user by `transfer_sub`; and the status numbers.

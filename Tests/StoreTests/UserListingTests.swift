@@ -4,7 +4,7 @@ import OpenSSLCrypto
 import Testing
 import TestSupport
 
-/// `UserStore.list(matching:after:limit:)`: the admin API's listing (SPEC §8), exact filters and
+/// `UserStore.list(matching:after:limit:)`: the admin API's listing (docs/guides/connecting-your-backend.md), exact filters and
 /// keyset pages in id order, on both engines.
 @Suite(.timeLimit(.minutes(2)))
 struct UserListingTests {

@@ -5,7 +5,7 @@ import SQLite
 import Testing
 import TestSupport
 
-/// SPEC §8: every change to a user appends its event in the change's own transaction, so a
+/// docs/guides/connecting-your-backend.md: every change to a user appends its event in the change's own transaction, so a
 /// change that fails emits nothing and a committed one always emits. Both engines.
 @Suite(.timeLimit(.minutes(2)))
 struct WebhookOutboxTests {

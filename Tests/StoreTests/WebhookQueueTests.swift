@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The webhook queue's rules (SPEC §8) with explicit times, on both engines: a user's events
+/// The webhook queue's rules (docs/guides/connecting-your-backend.md) with explicit times, on both engines: a user's events
 /// one at a time in order while other users' go on, leases that keep workers apart, back-off
 /// within the retention and failure after it, and the operators' requeue.
 @Suite(.timeLimit(.minutes(2)))

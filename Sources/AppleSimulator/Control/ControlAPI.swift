@@ -1,7 +1,7 @@
 import HTTPServer
 import JSON
 
-/// The simulator's own routes under `/sim/` (SPEC §7): what tests and developers use to act
+/// The simulator's own routes under `/sim/` (docs/reference/http-api.md): what tests and developers use to act
 /// as a phone, as the person in Settings, as Apple's notification sender, and as a failing
 /// network. JSON in, JSON out; a request it cannot act on is 400 `invalid_request`; one from
 /// another site is 403 `forbidden`, and a POST that is not JSON 415 (`ControlRequestGuard`).

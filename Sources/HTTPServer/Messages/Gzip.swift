@@ -1,7 +1,7 @@
 import CZlib
 import WireFormat
 
-/// gzip for response bodies (SPEC §7: bodies of 1 KiB or more, honouring `q=0`).
+/// gzip for response bodies (docs/reference/http-api.md: bodies of 1 KiB or more, honouring `q=0`).
 public enum Gzip {
     public static let minimumBodyBytes = 1024
 

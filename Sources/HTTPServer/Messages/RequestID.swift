@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Request ids: the client's when it is safe to echo (SPEC §7: 1–128 of `A-Za-z0-9._-`), else
+/// Request ids: the client's when it is safe to echo (docs/reference/http-api.md: 1–128 of `A-Za-z0-9._-`), else
 /// a new one made from a per-process random prefix and a counter — unique, and cheap enough for
 /// every request.
 public enum RequestID {

@@ -1,9 +1,9 @@
 /// Size limits enforced while parsing, so that a hostile client cannot make the server buffer
-/// without bound. Defaults follow SPEC §7.
+/// without bound. Defaults follow docs/reference/http-api.md.
 public struct HTTPLimits: Sendable, Equatable {
-    /// The request line and all header lines together (SPEC: 16 KiB → 431).
+    /// The request line and all header lines together (docs/reference/http-api.md: 16 KiB → 431).
     public var maxHeaderBytes = 16 * 1024
-    /// Header fields per request, and trailer fields per chunked body (SPEC: 100 → 431).
+    /// Header fields per request, and trailer fields per chunked body (docs/reference/http-api.md: 100 → 431).
     public var maxHeaderFields = 100
     /// The request line alone; longer is 414.
     public var maxRequestLineBytes = 8 * 1024
@@ -11,7 +11,7 @@ public struct HTTPLimits: Sendable, Equatable {
     public var maxBodyBytes = 1_048_576
     /// One chunk-size line with its extensions.
     public var maxChunkLineBytes = 4 * 1024
-    /// Open connections in all; more are closed as soon as they are accepted (SPEC §12).
+    /// Open connections in all; more are closed as soon as they are accepted (docs/reference/http-api.md).
     public var maxConnections = 10_000
     /// Open connections from one client (`ClientKey`: an IPv4 address, an IPv6 /64); more are
     /// closed as soon as they are accepted.

@@ -1,6 +1,6 @@
 import Glibc
 
-/// Timeouts that keep slow or stalled clients from holding a connection (SPEC §7).
+/// Timeouts that keep slow or stalled clients from holding a connection (docs/reference/http-api.md).
 public struct HTTPTimeouts: Sendable, Equatable {
     /// From the start of a request (or the connection) to the end of its head.
     public var header: Duration = .seconds(10)

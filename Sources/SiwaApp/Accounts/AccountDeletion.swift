@@ -6,7 +6,7 @@ import Logging
 import Store
 import WireFormat
 
-/// `DELETE /api/account` (SPEC §4, §7): at once every session ends and the user can no longer
+/// `DELETE /api/account` (docs/reference/http-api.md): at once every session ends and the user can no longer
 /// be read; the user's Apple token goes into the durable revocation queue in the same
 /// transaction; one attempt is made within the request, bounded to 2 s, and the queue's worker
 /// retries anything left until Apple accepts it.

@@ -3,7 +3,7 @@ import Logging
 import OpenSSLCrypto
 import Store
 
-/// The key that seals Apple's tokens at rest (SPEC §3 `data_key`). When the configuration has
+/// The key that seals Apple's tokens at rest (docs/reference/configuration.md `data_key`). When the configuration has
 /// none, a random one is kept in `data.key` beside the database, created with mode 0600 — and a
 /// warning says so, since a key stored next to the data it protects guards only against a
 /// leaked copy of the database file alone.

@@ -3,7 +3,7 @@ import Synchronization
 
 /// The work of a request whose answer must not depend on it. A reset request looks its email
 /// up, issues a code and queues the message: done before the answer, a known email took longer
-/// than an unknown one (SPEC §13 wants them answered alike). So the route checks its input,
+/// than an unknown one (docs/guides/passwords-and-email.md wants them answered alike). So the route checks its input,
 /// hands that work here and answers at once; the work runs after the answer, a few jobs at a
 /// time.
 ///

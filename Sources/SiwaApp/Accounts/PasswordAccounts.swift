@@ -3,7 +3,7 @@ import Passwords
 import Store
 import WireFormat
 
-/// Why a password operation was refused (SPEC §9); `ErrorResponses` has the status and words.
+/// Why a password operation was refused (docs/guides/passwords-and-email.md); `ErrorResponses` has the status and words.
 enum PasswordFailure: Error, Equatable {
     case invalidRequest(String)
     case weakPassword(String)
@@ -20,11 +20,11 @@ enum PasswordFailure: Error, Equatable {
     /// A reset code wrong, used or expired.
     case invalidGrant
     case lastSignInMethod
-    /// SPEC §13: the account's email is unproven.
+    /// docs/guides/passwords-and-email.md: the account's email is unproven.
     case emailUnverified
 }
 
-/// Email and password accounts (SPEC §9): sign-up, sign-in, changing and resetting a password,
+/// Email and password accounts (docs/guides/passwords-and-email.md): sign-up, sign-in, changing and resetting a password,
 /// removing it. Each hash runs on `hasher`'s own threads; each change is one Store call.
 struct PasswordAccounts: Sendable {
     let store: Store

@@ -1,4 +1,4 @@
-/// RFC 3339 times in UTC: whole seconds for the API (`2026-11-22T10:00:00Z`, SPEC §4), and the
+/// RFC 3339 times in UTC: whole seconds for the API (`2026-11-22T10:00:00Z`, docs/reference/http-api.md), and the
 /// date-time part of log timestamps, which add milliseconds (`LogTimestamp`).
 enum RFC3339 {
     /// Written digit by digit into 20 bytes: two of these are on every `/api/me`.

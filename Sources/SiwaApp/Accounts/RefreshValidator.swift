@@ -2,7 +2,7 @@ import AppleClient
 import Logging
 import Store
 
-/// Re-validates stored refresh tokens with Apple (SPEC §4 "Refresh-token re-validation"):
+/// Re-validates stored refresh tokens with Apple (docs/reference/http-api.md "Refresh-token re-validation"):
 /// each user with a live session is asked about once every `interval`, users spread over the
 /// interval, never more than `maxPerSecond` calls a second, one call at a time (so never twice
 /// for the same user at once). Apple refusing the token (`invalid_grant`, or `invalid_request`,

@@ -2,7 +2,7 @@ import Store
 import WireFormat
 
 /// Tokens Apple issued that belong to nobody here: a sign-in refused, or not stored, after its
-/// code was exchanged (SPEC §7, §16). They are revoked whatever else failed.
+/// code was exchanged (docs/reference/http-api.md). They are revoked whatever else failed.
 extension Revoker {
     /// Queues the revocation in the durable queue, whose worker revokes it. The queue is in the
     /// database, which may be the very thing that failed the sign-in: then one attempt is made

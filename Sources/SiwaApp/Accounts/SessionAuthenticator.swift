@@ -3,7 +3,7 @@ import Store
 import WireFormat
 
 /// Finds the session of a request: `Authorization: Bearer <token>` or the `siwa_session`
-/// cookie (SPEC §4). One indexed read; `last_seen_at` is written in batches.
+/// cookie (docs/reference/http-api.md). One indexed read; `last_seen_at` is written in batches.
 struct SessionAuthenticator: Sendable {
     struct Authenticated: Sendable {
         /// By reference, as the session cache holds it: most routes read a field or two.
@@ -27,12 +27,12 @@ struct SessionAuthenticator: Sendable {
     enum OriginCheck: Sendable {
         /// Reads: nothing.
         case notChecked
-        /// `/api/*` changes (SPEC §7, §15): `Origin` equal to `public_url`'s or listed in
+        /// `/api/*` changes (docs/reference/http-api.md, docs/guides/connecting-your-app.md): `Origin` equal to `public_url`'s or listed in
         /// `cors_origins`.
         case ours
         /// The account page's forms: our origin, or the opaque `null` that browsers send for
-        /// every form POST from a page with `Referrer-Policy: no-referrer` (which SPEC requires of
-        /// our pages). A foreign origin is still refused; the CSRF token is the proof.
+        /// every form POST from a page with `Referrer-Policy: no-referrer` (which every one of
+        /// our pages sends). A foreign origin is still refused; the CSRF token is the proof.
         case oursOrOpaque
     }
 

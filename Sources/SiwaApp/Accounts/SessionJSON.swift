@@ -1,7 +1,7 @@
 import JSON
 import Store
 
-/// A session as SPEC §4 lists it (`GET /api/sessions`) and the admin API shows it.
+/// A session as docs/reference/http-api.md lists it (`GET /api/sessions`) and the admin API shows it.
 enum SessionJSON {
     /// `current` says whether it is the session of the request; nil leaves the field out (the
     /// admin API has no session of its own).

@@ -7,7 +7,7 @@ import OpenSSLCrypto
 import Store
 import WireFormat
 
-/// A sign-in with Apple, whichever way it arrives (SPEC §4): the JSON of `POST /api/auth/apple`
+/// A sign-in with Apple, whichever way it arrives (docs/reference/http-api.md): the JSON of `POST /api/auth/apple`
 /// (native apps, Sign in with Apple JS popup mode) or the web flow's `form_post` callback. An
 /// identity token (and optionally its authorization code) becomes a user and a session. Every
 /// check runs before anything is sent to Apple; the code goes to Apple at most once; the user
@@ -36,9 +36,9 @@ struct SignIn: Sendable {
         case invalidGrant
         case appleUnavailable(String)
         case keysUnavailable
-        /// SPEC §9 "No silent merges": the token's verified email is a password account's.
+        /// docs/guides/passwords-and-email.md "No silent merges": the token's verified email is a password account's.
         case accountExists
-        /// Binding the Apple ID to a user was refused (SPEC §9: the upgrade, linking).
+        /// Binding the Apple ID to a user was refused (docs/guides/passwords-and-email.md: the upgrade, linking).
         case binding(PasswordAccountConflict)
         /// The database's error as it was met (reading or storing the sign-in): `ErrorResponses`
         /// answers by it, 503 `database_unavailable` when the database could not be reached.
@@ -79,7 +79,7 @@ struct SignIn: Sendable {
         }
     }
 
-    /// A web sign-in that returns to an app (SPEC §8): the same checks and writes, but instead
+    /// A web sign-in that returns to an app (docs/guides/connecting-your-backend.md): the same checks and writes, but instead
     /// of a session the one-time code of `grant`, which the app exchanges with its verifier.
     func runReturningToApp(_ input: Input, grant: AppReturnGrant, requestID: String) async throws(Failure) -> (user: UserRecord, created: Bool) {
         let store = self.store
@@ -90,7 +90,7 @@ struct SignIn: Sendable {
         }
     }
 
-    /// SPEC §9: binds the token's Apple ID to `userID` instead of signing in as it: the upgrade
+    /// docs/guides/passwords-and-email.md: binds the token's Apple ID to `userID` instead of signing in as it: the upgrade
     /// (`removingPassword` is the hash just checked; a session is made, and counted as a
     /// sign-in) or linking (no session). The token is checked exactly as a sign-in's, and an
     /// Apple ID already another user's is refused before its code goes to Apple.
@@ -122,13 +122,13 @@ struct SignIn: Sendable {
         }
         guard let user = try await store.users.user(id: userID) else { throw PasswordAccountConflict.userGone }
         if let current = user.appleSub, current != identity.appleSub { throw PasswordAccountConflict.otherAppleID }
-        // SPEC §13: refused before the code goes to Apple; the commit checks again.
+        // docs/guides/passwords-and-email.md: refused before the code goes to Apple; the commit checks again.
         if linking, let credential = try await store.passwordCredential(userID: userID), !credential.emailVerified {
             throw PasswordAccountConflict.emailUnverified
         }
     }
 
-    /// A sign-in's check before its code goes to Apple (SPEC §9 "No silent merges").
+    /// A sign-in's check before its code goes to Apple (docs/guides/passwords-and-email.md "No silent merges").
     private var refusingMerges: @Sendable (VerifiedIdentity, Int64) async throws -> Void {
         let store = self.store
         return { identity, _ in
@@ -210,7 +210,7 @@ struct SignIn: Sendable {
             case let conflict as PasswordAccountConflict:
                 throw .binding(conflict)
             default:
-                // Not stored (the database went away) after Apple issued tokens (SPEC §16).
+                // Not stored (the database went away) after Apple issued tokens (docs/reference/http-api.md).
                 if let tokens { await revokeUnowned(tokens, clientID: audience, now: now, requestID: requestID) }
                 throw .storage(error)
             }
@@ -251,7 +251,7 @@ struct SignIn: Sendable {
             }
             return verified
         } catch {
-            // The forms tried, for people comparing a client's nonce handling (SPEC §4).
+            // The forms tried, for people comparing a client's nonce handling (docs/reference/http-api.md).
             logger.info("identity token refused", metadata: [
                 "reason": .string(error.rawValue), "nonce_forms_tried": "raw, sha256_hex, sha256_base64url",
             ])
@@ -293,8 +293,8 @@ struct SignIn: Sendable {
         return tokens
     }
 
-    /// The grant Apple just made belongs to nobody here: it goes to the revocation queue (SPEC
-    /// §7), whose worker revokes it, or straight to Apple when the queue is unavailable too.
+    /// The grant Apple just made belongs to nobody here: it goes to the revocation queue
+    /// (docs/reference/http-api.md), whose worker revokes it, or straight to Apple when the queue is unavailable too.
     private func revokeUnowned(_ tokens: TokenResponse, clientID: String, now: Int64, requestID: String) async {
         // The refresh token revokes the whole grant; an exchange always carries an access token.
         let (token, kind) = tokens.refreshToken.map { ($0, TokenKind.refresh) } ?? (tokens.accessToken, TokenKind.access)

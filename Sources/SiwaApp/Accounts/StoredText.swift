@@ -1,5 +1,5 @@
 /// Strings a client gives that are kept (`device_name`, names, an unverified email) are cut to
-/// a size in bytes (SPEC §12). A cap in Characters bounds nothing: one Character may hold any
+/// a size in bytes (docs/reference/http-api.md). A cap in Characters bounds nothing: one Character may hold any
 /// number of combining marks.
 enum StoredText {
     static let maxBytes = 256

@@ -1,7 +1,7 @@
 import JSON
 import Store
 
-/// The `USER` object of SPEC §4, in the order it is documented.
+/// The `USER` object of docs/reference/http-api.md, in the order it is documented.
 enum UserJSON {
     static func value(_ user: UserRecord) -> JSONValue {
         .object(object(user))

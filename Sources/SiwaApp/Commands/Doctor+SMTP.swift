@@ -1,7 +1,7 @@
 import SMTP
 
 extension Doctor {
-    /// `smtp_url` and `email_from` checked for real (SPEC §13): connect, TLS, AUTH, then `QUIT`
+    /// `smtp_url` and `email_from` checked for real (docs/guides/passwords-and-email.md): connect, TLS, AUTH, then `QUIT`
     /// with nothing sent. A failure names the setting to look at; the password is never shown
     /// (`SMTPError` holds none). The relay reminder goes on the line that passes, since nothing
     /// here can see Apple's list of registered domains.

@@ -6,8 +6,8 @@ import JSON
 import OpenSSLCrypto
 import WireFormat
 
-/// `doctor`: checks the setup against Apple for real and says which setting to look at (SPEC
-/// §2). The error users hit most is Apple answering `invalid_client`, with no detail, to a
+/// `doctor`: checks the setup against Apple for real and says which setting to look at
+/// (docs/reference/command-line.md). The error users hit most is Apple answering `invalid_client`, with no detail, to a
 /// client secret that is wrong in one of four ways; asking Apple's token endpoint with a
 /// made-up code tells them apart from everything else: `invalid_grant` means the secret was
 /// accepted (only the code was refused), `invalid_client` that it was not. Never prints a secret.

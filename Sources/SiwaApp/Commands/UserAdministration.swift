@@ -3,7 +3,7 @@ import JSON
 import Logging
 import Store
 
-/// `siwa-server users …` (SPEC §8): the admin API's operations on the configured database, for
+/// `siwa-server users …` (docs/guides/connecting-your-backend.md): the admin API's operations on the configured database, for
 /// an operator at a shell. Each change is the same Store operation the API makes, so it emits
 /// the same webhook event and a deletion queues the same revocation at Apple. Output is for
 /// people, or with `json` the API's JSON for scripts.

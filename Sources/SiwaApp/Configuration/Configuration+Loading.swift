@@ -27,7 +27,7 @@ extension Configuration {
         return try Configuration(reading: SettingsReader(values: values), isTerminal: isTerminal)
     }
 
-    /// For `check-config`, which reports every problem rather than the first (SPEC §12): a
+    /// For `check-config`, which reports every problem rather than the first (docs/reference/configuration.md): a
     /// setting that fails is reported and then read as if it were absent, so the settings after
     /// it are still checked. The configuration is nil only when a problem cannot be set aside
     /// that way (one that names no setting given).
@@ -104,7 +104,7 @@ extension Configuration {
         return [:]
     }
 
-    // Keys are read in SPEC order, so the first problem reported is the same on every run.
+    // Keys are read in the reference's order (docs/reference/configuration.md), so the first problem reported is the same on every run.
     private init(reading reader: SettingsReader, isTerminal: Bool) throws(ConfigurationError) {
         self.init()
 
@@ -205,7 +205,7 @@ extension Configuration {
         }
 
         sessionTTL = try Self.positive(reader, .sessionTTL) ?? sessionTTL
-        // SPEC §3, §12: the idle TTL defaults to 7d, or to session_ttl when that is shorter (so
+        // docs/reference/configuration.md: the idle TTL defaults to 7d, or to session_ttl when that is shorter (so
         // `session_ttl=3s` alone starts); one set longer than session_ttl is allowed, and the
         // shorter wins, since a session ends at whichever comes first anyway.
         sessionIdleTTL = min(try Self.positive(reader, .sessionIdleTTL) ?? sessionIdleTTL, sessionTTL)
@@ -268,7 +268,7 @@ extension Configuration {
         try applyIntegration(reader)
     }
 
-    /// SPEC §8's settings: webhooks, the admin token, access tokens, returns to apps.
+    /// docs/guides/connecting-your-backend.md's settings: webhooks, the admin token, access tokens, returns to apps.
     private mutating func applyIntegration(_ reader: SettingsReader) throws(ConfigurationError) {
         if let text = try reader.string(.webhookURL) {
             let url = try Self.url(text, key: .webhookURL)
@@ -341,7 +341,7 @@ extension Configuration {
         try applyMail(reader)
     }
 
-    /// SPEC §13's settings. The URL is never quoted in an error: it may hold the SMTP password.
+    /// docs/guides/passwords-and-email.md's settings. The URL is never quoted in an error: it may hold the SMTP password.
     private mutating func applyMail(_ reader: SettingsReader) throws(ConfigurationError) {
         if let text = try reader.string(.smtpURL) {
             do {

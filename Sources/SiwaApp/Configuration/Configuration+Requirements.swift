@@ -1,5 +1,5 @@
 extension Configuration {
-    /// What `serve` cannot work without (SPEC §12), in SPEC order: the team's credentials and the
+    /// What `serve` cannot work without (docs/reference/configuration.md), in its order: the team's credentials and the
     /// audiences. Without any of them the server would start, listen, and fail every sign-in
     /// with no hint; `serve` ends with exit 2 naming the first instead. `demo` and tests build
     /// their own configurations and do not ask.

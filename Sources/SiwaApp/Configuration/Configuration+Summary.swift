@@ -1,6 +1,6 @@
 import Store
 extension Configuration {
-    /// Every key with its effective value, in SPEC order, for `check-config` to print.
+    /// Every key with its effective value, in the order of docs/reference/configuration.md, for `check-config` to print.
     /// Secrets appear only as `set (N bytes)` or `not set`.
     public func summary() -> [(key: String, value: String)] {
         func optional(_ value: String?) -> String { value ?? "not set" }

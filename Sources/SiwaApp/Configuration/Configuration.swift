@@ -7,7 +7,7 @@ import Foundation
 import Logging
 import SMTP
 
-/// Every setting of SPEC section 3, typed and validated.
+/// Every setting of docs/reference/configuration.md, typed and validated.
 ///
 /// Built by `load(file:environment:isTerminal:)`. Code that makes its own configuration (`demo`,
 /// tests) uses `init(settings:isTerminal:)`, which derives `redirect_uri`, `web_client_id` and
@@ -66,7 +66,7 @@ public struct Configuration: Sendable, Equatable {
     public var maxConnections: Int
     /// Per client address, on the routes that write for clients not signed in; nil is off.
     public var rateLimit: RateLimit?
-    /// Where webhook events go (SPEC §8): https, or http on loopback. Set with `webhookSecret`.
+    /// Where webhook events go (docs/guides/connecting-your-backend.md): https, or http on loopback. Set with `webhookSecret`.
     public var webhookURL: String?
     /// The Standard Webhooks secret's decoded bytes (24 to 64), the HMAC key of signatures.
     public var webhookSecret: [UInt8]?
@@ -74,7 +74,7 @@ public struct Configuration: Sendable, Equatable {
     public var webhookBackoff: Duration
     /// How long a failing event is retried before it is marked failed.
     public var webhookRetention: Duration
-    /// Where mail goes (SPEC §13); nil: no mail is sent (codes go by webhook). Its password is
+    /// Where mail goes (docs/guides/passwords-and-email.md); nil: no mail is sent (codes go by webhook). Its password is
     /// never printed (`SMTPURL` shows itself masked).
     public var smtpURL: SMTPURL?
     /// The sender of every message; required with `smtpURL`.
@@ -83,14 +83,14 @@ public struct Configuration: Sendable, Equatable {
     public var smtpCAFile: String?
     /// How long a message that cannot be delivered is retried before it is marked failed.
     public var emailRetention: Duration
-    /// One delivery attempt's deadline: SPEC §8's 10 s. Not a configuration key; tests that
+    /// One delivery attempt's deadline: docs/guides/connecting-your-backend.md's 10 s. Not a configuration key; tests that
     /// must tell "during an attempt" from "after it" on a loaded machine lengthen it.
     public var webhookAttemptDeadline: Duration = .seconds(10)
     /// How long a SQLite write waits for a lock another process holds before the request is
     /// answered 503 `database_unavailable`; nil is the store's 5 s. Not a configuration key;
     /// tests that hold the lock shorten it.
     public var databaseBusyTimeout: Duration?
-    /// One call to Apple's deadline: SPEC §7's 10 s in all. Not a configuration key; tests
+    /// One call to Apple's deadline: docs/reference/http-api.md's 10 s in all. Not a configuration key; tests
     /// that hold Apple's answer while they look at the server lengthen it.
     public var appleCallDeadline: Duration = .seconds(10)
     /// Turns on `/admin/*`: at least 32 characters, compared in constant time.
@@ -120,7 +120,7 @@ public struct Configuration: Sendable, Equatable {
     /// `aud` of access tokens: `access_token_audience`, else `public_url`.
     public var accessTokenAudience: String { accessTokenAudienceSetting ?? publicURL }
 
-    /// The defaults of SPEC section 3, as for a process whose output is not a terminal.
+    /// The defaults of docs/reference/configuration.md, as for a process whose output is not a terminal.
     public init() {
         listen = ListenAddress(host: "127.0.0.1", port: 8080)
         publicURL = Self.defaultPublicURL

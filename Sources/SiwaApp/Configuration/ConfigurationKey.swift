@@ -1,4 +1,4 @@
-/// Every setting of SPEC section 3, by the name used in the JSON file.
+/// Every setting of docs/reference/configuration.md, by the name used in the JSON file.
 public enum ConfigurationKey: String, CaseIterable, Sendable {
     case listen
     case publicURL = "public_url"

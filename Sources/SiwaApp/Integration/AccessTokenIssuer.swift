@@ -4,7 +4,7 @@ import OpenSSLCrypto
 import Store
 import WireFormat
 
-/// Access tokens for services that cannot call back (SPEC §8, RFC 9068): a short-lived JWT
+/// Access tokens for services that cannot call back (docs/guides/connecting-your-backend.md, RFC 9068): a short-lived JWT
 /// saying who the session's user is, signed with the current key of `AccessTokenKeys`.
 struct AccessTokenIssuer: Sendable {
     let keys: AccessTokenKeys
@@ -15,7 +15,7 @@ struct AccessTokenIssuer: Sendable {
     /// `exp - iat`, seconds.
     let ttl: Int64
 
-    /// The claims of SPEC §8, in this order: `iss`, `sub` (the user id), `aud`, `iat`, `exp`,
+    /// The claims of docs/guides/connecting-your-backend.md, in this order: `iss`, `sub` (the user id), `aud`, `iat`, `exp`,
     /// `jti`, `sid` (the session id), then `apple_sub` and `external_id` when the user has them.
     /// RFC 9068's `client_id` is not among them: a session belongs to no OAuth client (it was
     /// made by a sign-in, from any of the app's client ids), so there is nothing true to put in it.

@@ -5,7 +5,7 @@ import OpenSSLCrypto
 import Store
 import Synchronization
 
-/// This instance's view of the access-token signing keys (SPEC §8), which live in the database
+/// This instance's view of the access-token signing keys (docs/guides/connecting-your-backend.md), which live in the database
 /// and are shared by every instance. The keys are held in memory and read again every
 /// `refreshInterval`, so a rotation made by another instance (or by `rotate-signing-key`) is
 /// seen within that time; the JWKS is rendered once per change, not per request.
@@ -14,7 +14,7 @@ import Synchronization
 /// old one keeps signing for `publicationLead`, longer than any instance takes to re-read the
 /// keys plus the JWKS's `max-age`. By the time any instance signs with the new key, every
 /// instance serves it in its JWKS and every verifier that honours `max-age` has fetched it.
-/// `rotate-signing-key` is the exception (SPEC §16): its key signs at once, which is why the
+/// `rotate-signing-key` is the exception (docs/guides/connecting-your-backend.md): its key signs at once, which is why the
 /// keys are re-read often, not once a lead. Which key signs is derived from the rows
 /// (`SigningKeyRecord.signing`), so every instance switches at the same moment by its own clock.
 final class AccessTokenKeys: Sendable {

@@ -1,7 +1,7 @@
 import HTTPServer
 import OpenSSLCrypto
 
-/// The admin API's credential (SPEC §8): `Authorization: Bearer <admin_token>`. Only the
+/// The admin API's credential (docs/guides/connecting-your-backend.md): `Authorization: Bearer <admin_token>`. Only the
 /// token's SHA-256 is kept, and a request's bearer is hashed and compared with it in constant
 /// time, so neither the comparison's timing nor the length of a guess tells how close it was.
 struct AdminAuthenticator: Sendable {

@@ -2,7 +2,7 @@ import HTTPServer
 import JSON
 import Store
 
-/// The admin API of SPEC §8: the team's operators find users, see their sessions, set their
+/// The admin API of docs/guides/connecting-your-backend.md: the team's operators find users, see their sessions, set their
 /// `external_id`, end their sessions and delete them. Registered only with `admin_token` set;
 /// every route is behind `AdminAuthenticator`.
 struct AdminRoutes: Sendable {

@@ -3,7 +3,7 @@ import JSON
 import OpenSSLCrypto
 import Store
 
-/// `POST /api/auth/exchange` (SPEC §8): an app trades the one-time code of its web sign-in and
+/// `POST /api/auth/exchange` (docs/guides/connecting-your-backend.md): an app trades the one-time code of its web sign-in and
 /// its PKCE verifier for a session, with the body of a native sign-in. The code is used up by
 /// the attempt, whether it succeeds or not.
 struct AppCodeExchangeRoute: Sendable {

@@ -2,7 +2,7 @@ import OpenSSLCrypto
 import Store
 import WireFormat
 
-/// Returning a web sign-in to an app on another platform (SPEC §8): the app opens
+/// Returning a web sign-in to an app on another platform (docs/guides/connecting-your-backend.md): the app opens
 /// `/auth/apple/login?return_to=APP_URL&code_challenge=C&code_challenge_method=S256`, the
 /// callback answers 303 to `APP_URL` with a one-time `code`, and the app exchanges the code with
 /// its PKCE verifier (RFC 7636). Any app can register any custom scheme (RFC 8252 §8.1), so the

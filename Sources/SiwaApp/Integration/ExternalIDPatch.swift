@@ -1,6 +1,6 @@
 import JSON
 
-/// The body of `PATCH /admin/users/{id}` (SPEC §8): `{"external_id": string|null}`, the only
+/// The body of `PATCH /admin/users/{id}` (docs/guides/connecting-your-backend.md): `{"external_id": string|null}`, the only
 /// field an operator may change. Unknown fields are refused, so a misspelt one is not a silent
 /// no-op. Pure, so it is tested without a socket.
 struct ExternalIDPatch: Sendable, Equatable {
@@ -9,7 +9,7 @@ struct ExternalIDPatch: Sendable, Equatable {
         let description: String
     }
 
-    /// The longest `external_id` kept, in bytes of UTF-8 (as other stored strings, SPEC §12).
+    /// The longest `external_id` kept, in bytes of UTF-8 (as other stored strings, docs/reference/http-api.md).
     static let maxBytes = 256
 
     /// nil clears the user's external id.

@@ -3,7 +3,7 @@ import MailTemplates
 import SMTP
 import Store
 
-/// Delivers the mail outbox through `smtp_url` (SPEC §13), in the background, never on a
+/// Delivers the mail outbox through `smtp_url` (docs/guides/passwords-and-email.md), in the background, never on a
 /// request's path: each claimed message is rendered in its user's language, sent over the one
 /// connection the `SMTPClient` keeps, and its outcome recorded. Accepted: its row goes. A 5xx
 /// to `RCPT TO`: failed at once (that address will not take it). Anything else (4xx, time-outs,

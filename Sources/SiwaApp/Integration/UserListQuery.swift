@@ -2,7 +2,7 @@ import HTTPServer
 import Store
 import WireFormat
 
-/// The query of `GET /admin/users` (SPEC §8): `email`, `apple_sub`, `external_id` (exact
+/// The query of `GET /admin/users` (docs/guides/connecting-your-backend.md): `email`, `apple_sub`, `external_id` (exact
 /// matches), `limit` (1 to 200, default 50) and `cursor`, read into types. Pure, so it is
 /// tested without a socket. Any other parameter is refused: a misspelt filter must not quietly
 /// list everyone.

@@ -2,7 +2,7 @@ import HTTPClient
 import Logging
 import Store
 
-/// Delivers the webhook outbox to `webhook_url` (SPEC §8), in the background, never on a
+/// Delivers the webhook outbox to `webhook_url` (docs/guides/connecting-your-backend.md), in the background, never on a
 /// request's path: POSTs signed in the Standard Webhooks format, 3 s to connect and 10 s in all
 /// per attempt, 2xx accepted, anything else retried with back-off for `webhook_retention`.
 ///
@@ -50,7 +50,7 @@ struct WebhookDeliverer: Sendable {
     static let pollInterval: Duration = .milliseconds(250)
 
     /// An HTTP client of the deliverer's own, so receivers never take a thread or a pooled
-    /// connection from the calls to Apple: SPEC §8's deadlines, a worker thread per place.
+    /// connection from the calls to Apple: docs/guides/connecting-your-backend.md's deadlines, a worker thread per place.
     static func client(concurrency: Int, deadline: Duration = .seconds(10)) throws -> HTTPClient {
         try HTTPClient(configuration: HTTPClientConfiguration(
             connectTimeout: .seconds(3), totalTimeout: deadline, maxIdleConnectionsPerHost: concurrency, workerThreads: concurrency))

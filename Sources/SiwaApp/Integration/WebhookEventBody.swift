@@ -1,7 +1,7 @@
 import JSON
 import Store
 
-/// The body of a webhook event (SPEC §8): `{"type", "timestamp", "data"}`, rendered once when
+/// The body of a webhook event (docs/guides/connecting-your-backend.md): `{"type", "timestamp", "data"}`, rendered once when
 /// the change commits, so every delivery attempt sends and signs the same bytes.
 enum WebhookEventBody {
     static let renderer = WebhookEventRenderer { type, data, now in

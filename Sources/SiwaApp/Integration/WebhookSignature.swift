@@ -1,7 +1,7 @@
 import OpenSSLCrypto
 import WireFormat
 
-/// Standard Webhooks' signature (SPEC §8): `v1,` + base64 of HMAC-SHA256, keyed with the
+/// Standard Webhooks' signature (docs/guides/connecting-your-backend.md): `v1,` + base64 of HMAC-SHA256, keyed with the
 /// secret's decoded bytes (not the `whsec_` text), over `{webhook-id}.{webhook-timestamp}.{body}`.
 enum WebhookSignature {
     static func sign(id: String, timestamp: Int64, body: [UInt8], secret: [UInt8]) -> String {

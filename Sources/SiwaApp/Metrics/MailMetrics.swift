@@ -1,6 +1,6 @@
 import Synchronization
 
-/// `siwa_email_deliveries_total{kind,outcome}` (kinds of SPEC §13; outcomes `delivered`,
+/// `siwa_email_deliveries_total{kind,outcome}` (kinds of docs/guides/passwords-and-email.md; outcomes `delivered`,
 /// `retry`, `failed`) and `siwa_email_queue_depth`, refreshed by the deliverer about once a
 /// second.
 final class MailMetrics: Sendable {

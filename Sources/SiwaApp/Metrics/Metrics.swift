@@ -1,7 +1,7 @@
 import HTTPServer
 import Synchronization
 
-/// Every metric the server exposes at `/metrics`. Names are SPEC §7's; values never include a
+/// Every metric the server exposes at `/metrics`. Names are docs/guides/operating.md's; values never include a
 /// token, code, secret or key — labels come from fixed vocabularies only.
 public final class Metrics: Sendable {
     let http = HTTPMetrics()
@@ -13,7 +13,7 @@ public final class Metrics: Sendable {
     let revocations = RevocationMetrics()
     let webhooks = WebhookMetrics()
     let mail = MailMetrics()
-    /// SPEC §13: mail not sent, by why (`rate`: the address's hourly limit; `relay_disabled`).
+    /// docs/guides/passwords-and-email.md: mail not sent, by why (`rate`: the address's hourly limit; `relay_disabled`).
     let emailSuppressed = LabeledCounter(name: "siwa_email_suppressed_total", help: "Email not sent, by reason (rate: a code past its address's hourly limit; relay_disabled: Apple's relay does not forward to the user).", label: "reason")
     /// Reset requests' work, run after the answer (`EmailRequestQueue`): `done`, `failed`, `dropped`.
     let emailRequests = LabeledCounter(

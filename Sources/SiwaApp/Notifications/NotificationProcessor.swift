@@ -5,7 +5,7 @@ import JSON
 import Logging
 import Store
 
-/// Apple's server-to-server notifications (SPEC §4): verified like an identity token, each
+/// Apple's server-to-server notifications (docs/reference/http-api.md): verified like an identity token, each
 /// event applied and the `jti` recorded in one transaction, so a redelivery changes nothing
 /// and the 200 is sent only after the effect is on disk.
 struct NotificationProcessor: Sendable {

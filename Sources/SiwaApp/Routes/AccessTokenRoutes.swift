@@ -1,7 +1,7 @@
 import HTTPServer
 import JSON
 
-/// `POST /api/token` and `GET /.well-known/jwks.json` (SPEC §8 "Access tokens").
+/// `POST /api/token` and `GET /.well-known/jwks.json` (docs/guides/connecting-your-backend.md "Access tokens").
 enum AccessTokenRoutes {
     static func register(on router: inout Router, authenticator: SessionAuthenticator, issuer: AccessTokenIssuer, keys: AccessTokenKeys) {
         router.add(.post, "/api/token") { request in

@@ -1,7 +1,7 @@
 import JSON
 import MailTemplates
 
-/// The body of `PATCH /api/account` (SPEC §13): `{"locale": "en"|"ko"}`, the only field a user
+/// The body of `PATCH /api/account` (docs/guides/passwords-and-email.md): `{"locale": "en"|"ko"}`, the only field a user
 /// changes this way. Unknown fields are refused, so a misspelt one is not a silent no-op.
 struct AccountPatch: Sendable, Equatable {
     struct Invalid: Error, Equatable, CustomStringConvertible {

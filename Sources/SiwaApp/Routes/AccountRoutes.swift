@@ -2,7 +2,7 @@ import HTTPServer
 import JSON
 import Store
 
-/// The session and account routes of SPEC §4 "Sessions and account", and the nonce route.
+/// The session and account routes of docs/reference/http-api.md "Sessions and account", and the nonce route.
 enum AccountRoutes {
     /// - Parameter limited: wraps the routes that write for clients not signed in (`rate_limit`).
     static func register(
@@ -22,7 +22,7 @@ enum AccountRoutes {
             return HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(UserJSON.value(found.user)))
         }
 
-        // SPEC §13: the language of the user's mail.
+        // docs/guides/passwords-and-email.md: the language of the user's mail.
         router.add(.patch, "/api/account") { request in
             let found = try await authenticator.authenticate(request, origin: .ours)
             let patch: AccountPatch

@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// `/healthz`, `/readyz`, `/metrics` and `/openapi.json` (SPEC §4 "Health and operations").
+/// `/healthz`, `/readyz`, `/metrics` and `/openapi.json` (docs/guides/operating.md).
 enum HealthRoutes {
     static func register(on router: inout Router, readiness: Readiness, metrics: Metrics) {
         // Answers while the process serves; it touches nothing that can block.

@@ -2,7 +2,7 @@ import HTTPServer
 import JSON
 import Store
 
-/// `POST /api/auth/apple` (SPEC §4 "Native sign-in"): the JSON body of a native app, or the
+/// `POST /api/auth/apple` (docs/reference/http-api.md "Native sign-in"): the JSON body of a native app, or the
 /// result of Sign in with Apple JS popup mode that the web page forwards. A page of this site
 /// (its `Origin` is `public_url`'s) also gets the session as the `siwa_session` cookie.
 struct NativeSignInRoute: Sendable {

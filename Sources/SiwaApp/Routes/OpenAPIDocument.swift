@@ -1,4 +1,4 @@
-/// `GET /openapi.json`: the OpenAPI 3.1 description of the HTTP API (SPEC §4). Written out
+/// `GET /openapi.json`: the OpenAPI 3.1 description of the HTTP API (docs/reference/http-api.md). Written out
 /// as the contract it is; `OpenAPITests` keeps it valid JSON and in step with the router (every
 /// route described, every described route served).
 enum OpenAPIDocument {

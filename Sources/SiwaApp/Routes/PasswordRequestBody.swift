@@ -1,6 +1,6 @@
 import JSON
 
-/// The JSON bodies of SPEC §9's routes, read into fields: each refusal names the key that is
+/// The JSON bodies of docs/guides/passwords-and-email.md's routes, read into fields: each refusal names the key that is
 /// missing or of the wrong type (400 `invalid_request`), never its value.
 struct PasswordRequestBody: Sendable {
     private let object: JSONObject
@@ -26,7 +26,7 @@ struct PasswordRequestBody: Sendable {
         return text.isEmpty ? nil : text
     }
 
-    /// `device_name`, cut to what is stored (SPEC §12).
+    /// `device_name`, cut to what is stored (docs/reference/http-api.md).
     func deviceName() throws(PasswordFailure) -> String? {
         try optional("device_name").map { StoredText.cut($0) }
     }

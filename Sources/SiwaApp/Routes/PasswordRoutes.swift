@@ -2,7 +2,7 @@ import HTTPServer
 import JSON
 import Store
 
-/// SPEC §9's routes: password accounts (sign-up, sign-in, set or change, reset, remove), the
+/// docs/guides/passwords-and-email.md's routes: password accounts (sign-up, sign-in, set or change, reset, remove), the
 /// upgrade to Sign in with Apple, and linking an Apple ID to the signed-in user.
 struct PasswordRoutes: Sendable {
     let accounts: PasswordAccounts

@@ -33,7 +33,7 @@ public final class Application: Sendable {
     /// Sessions' last-use times, written in batches; what is pending is written at stop.
     private let lastSeen: LastSeenBatcher
     private let wallClock: @Sendable () -> Int64
-    /// scrypt's own threads (SPEC §9): at most `threads` hashes at once, the rest queued.
+    /// scrypt's own threads (docs/guides/passwords-and-email.md): at most `threads` hashes at once, the rest queued.
     let passwordHasher: PasswordHasher
     /// The demo's own webhook receiver (`siwa-server demo` only).
     let demoWebhooks: DemoWebhookReceiver?

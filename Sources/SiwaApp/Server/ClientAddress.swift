@@ -17,7 +17,7 @@ enum ClientAddress {
         return client
     }
 
-    /// Whom a request's password attempts are counted against (SPEC §9): its client, an IPv6
+    /// Whom a request's password attempts are counted against (docs/guides/passwords-and-email.md): its client, an IPv6
     /// client by its /64 as the rate limiter counts it.
     static func attemptKey(of request: HTTPRequest, trusted: CIDRSet) -> String {
         let address = resolve(peer: request.remoteAddress, forwardedFor: request.headers.combinedValue("X-Forwarded-For"), trusted: trusted)

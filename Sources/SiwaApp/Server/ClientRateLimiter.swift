@@ -1,7 +1,7 @@
 import HTTPServer
 import Synchronization
 
-/// `rate_limit` on the routes that write for clients not signed in (SPEC §12): a token bucket
+/// `rate_limit` on the routes that write for clients not signed in (docs/reference/http-api.md): a token bucket
 /// per client, so one client cannot fill the database with login states and nonces.
 ///
 /// A client is a `ClientKey`, as for the connection cap: an IPv6 client is its /64. The table

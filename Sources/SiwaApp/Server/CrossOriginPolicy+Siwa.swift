@@ -1,7 +1,7 @@
 import HTTPServer
 
 extension CrossOriginPolicy {
-    /// SPEC §15: the web apps of `cors_origins` call `/api/*` and `/auth/verify` with the
+    /// docs/guides/connecting-your-app.md: the web apps of `cors_origins` call `/api/*` and `/auth/verify` with the
     /// session cookie or a bearer token; nil (CORS off, nothing checked per request) when none
     /// is listed.
     static func siwa(origins: [String]) -> CrossOriginPolicy? {

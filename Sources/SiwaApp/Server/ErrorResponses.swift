@@ -3,7 +3,7 @@ import JSON
 import Logging
 import Store
 
-/// A refusal a handler decided on, answered in SPEC §4's error shape.
+/// A refusal a handler decided on, answered in docs/reference/http-api.md's error shape.
 struct APIError: Error, Sendable {
     let status: Int
     let code: String
@@ -17,7 +17,7 @@ struct APIError: Error, Sendable {
     static let sessionNotFound = APIError(status: 404, code: "not_found", description: "no such session")
     static let userNotFound = APIError(status: 404, code: "not_found", description: "no such user")
 
-    /// The admin API without its token (SPEC §8); the challenge names the scheme (RFC 6750 §3).
+    /// The admin API without its token (docs/guides/connecting-your-backend.md); the challenge names the scheme (RFC 6750 §3).
     static let adminUnauthenticated = APIError(
         status: 401, code: "unauthenticated", description: "the admin API needs Authorization: Bearer <admin_token>",
         headers: [("WWW-Authenticate", "Bearer")])
@@ -40,7 +40,7 @@ struct PageError: Error, Sendable {
     static let formExpired = PageError(status: 403, title: .errorRefused, message: .errorFormExpired)
     static let deletionNotConfirmed = PageError(status: 400, title: .errorNotDeleted, message: .errorDeletionNotConfirmed)
     static let webSignInNotConfigured = PageError(status: 500, title: .errorNotSetUp, message: .errorNoWebClientID)
-    /// A form's body (or a link's query) is not form data, or holds a U+0000 (SPEC §16).
+    /// A form's body (or a link's query) is not form data, or holds a U+0000 (docs/reference/http-api.md).
     static let unreadableForm = PageError(status: 400, title: .errorRefused, message: .errorUnreadable)
     static let databaseUnavailable = PageError(status: 503, title: .errorTryAgain, message: .errorDatabaseUnavailable)
 }
@@ -66,10 +66,10 @@ struct ShownAsPage: Error {
 }
 
 /// The one place where a failure becomes a response: every failure type of the application,
-/// with its status, code and words (SPEC §4 for the API, SPEC §7 for the web flow's pages).
+/// with its status, code and words (docs/reference/http-api.md for the API, docs/reference/http-api.md for the web flow's pages).
 /// Failures that carry a cause (a sign-in's storage error) are answered by their cause, so a
 /// database that cannot be reached is 503 `database_unavailable` on every route, whichever
-/// layer met it (SPEC §16). An error no case knows is a bug or a fault: a 500, logged with the
+/// layer met it (docs/reference/http-api.md). An error no case knows is a bug or a fault: a 500, logged with the
 /// request id.
 struct ErrorResponses: Sendable {
     let logger: Logger
@@ -126,7 +126,7 @@ struct ErrorResponses: Sendable {
         }
     }
 
-    /// SPEC §9's refusals.
+    /// docs/guides/passwords-and-email.md's refusals.
     func response(for failure: PasswordFailure) -> HTTPResponse {
         let code = Self.code(failure)
         switch failure {
@@ -205,7 +205,7 @@ struct ErrorResponses: Sendable {
         }
     }
 
-    /// SPEC §7: state, binding cookie and nonce failures are 400; Apple refusing the code 401;
+    /// docs/reference/http-api.md: state, binding cookie and nonce failures are 400; Apple refusing the code 401;
     /// Apple unreachable 502 (the page cannot say 503, the browser would not retry anyway).
     static func page(for failure: WebSignIn.Failure) -> (status: Int, title: PageText, message: PageText) {
         switch failure {
@@ -231,7 +231,7 @@ struct ErrorResponses: Sendable {
         }
     }
 
-    /// SPEC §4's error shape: `{"error": CODE, "error_description": TEXT}`.
+    /// docs/reference/http-api.md's error shape: `{"error": CODE, "error_description": TEXT}`.
     func json(_ status: Int, code: String, description: String) -> HTTPResponse {
         let body = JSONValue.object(JSONObject([("error", .string(code)), ("error_description", .string(description))]))
         return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))

@@ -1,7 +1,7 @@
 import AppleClient
 import Store
 
-/// What `/readyz` checks: each failing check adds its reason (SPEC §7: `database`, `keys`).
+/// What `/readyz` checks: each failing check adds its reason (docs/guides/operating.md: `database`, `keys`).
 struct Readiness: Sendable {
     let store: Store
     let keys: KeySetCache

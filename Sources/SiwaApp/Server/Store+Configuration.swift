@@ -7,7 +7,7 @@ extension Store {
     /// key file beside a SQLite database), and with every change appending its webhook event
     /// when `webhook_url` is set, so a change made from the command line is reported exactly as
     /// one made through the API. Returns the data key too (the server derives its CSRF key
-    /// from it). With `smtp_url`, changes write their mail too (SPEC §13); a message dropped
+    /// from it). With `smtp_url`, changes write their mail too (docs/guides/passwords-and-email.md); a message dropped
     /// for a relay address whose forwarding is off is logged and counted in `suppressed`.
     static func open(
         _ configuration: Configuration, connections: Int, logger: Logger, suppressed: LabeledCounter? = nil

@@ -4,7 +4,7 @@ import HTTPClient
 import Logging
 import Store
 
-/// `siwa-server transfer export | import | status` (SPEC §10): carries the users across when
+/// `siwa-server transfer export | import | status` (docs/guides/team-transfer.md): carries the users across when
 /// the app moves to another developer team, with Apple's `auth/usermigrationinfo` (APPLE.md
 /// §8). Every user's progress is kept in the database (`team_transfers`), so a run stopped by
 /// a crash or Ctrl-C is continued by the next; each call to Apple is paced, and Apple failing

@@ -1,10 +1,10 @@
 import Store
 
-/// The file the sending team hands over (SPEC §10): `user_id,external_id,transfer_sub`, one
+/// The file the sending team hands over (docs/guides/team-transfer.md): `user_id,external_id,transfer_sub`, one
 /// user a line, RFC 4180 quoting. It never holds a `sub` or an email: a `transfer_sub` is of
 /// use only to the team it was made for, and only for 60 days.
 ///
-/// Spreadsheet-safe (SPEC §16): a cell starting with `=`, `+`, `-`, `@`, a tab or a CR would run
+/// Spreadsheet-safe (docs/guides/team-transfer.md): a cell starting with `=`, `+`, `-`, `@`, a tab or a CR would run
 /// as a formula when an operator opens the file, so it is written with a leading `'` (a cell
 /// made of quotes and then one of those, too, so that the reading is never ambiguous).
 /// `parse` strips exactly that one added quote: what is written reads back as it was.

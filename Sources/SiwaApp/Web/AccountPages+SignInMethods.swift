@@ -1,7 +1,7 @@
 import HTTPServer
 import Store
 
-/// The account page's sign-in methods (SPEC §9 "Pages"): "Add Sign in with Apple" (the web
+/// The account page's sign-in methods (docs/guides/passwords-and-email.md "Pages"): "Add Sign in with Apple" (the web
 /// flow, linking on return), removing it, and setting, changing or removing the password. Each
 /// is a form of the page (session cookie, this site's Origin, the page's CSRF token) answered
 /// with a 303 to `/account`, with `error=` when refused (the page says it in words).

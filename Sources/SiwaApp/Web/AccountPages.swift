@@ -2,7 +2,7 @@ import HTTPServer
 import Logging
 import Store
 
-/// `/`, `/account` and the account page's forms (SPEC §4 "Web flow"). The forms need a live
+/// `/`, `/account` and the account page's forms (docs/reference/http-api.md "Web flow"). The forms need a live
 /// cookie session, this site's `Origin` (checked by `SessionAuthenticator`) and the page's CSRF
 /// token; each answers with a 303 so a reload never repeats it.
 struct AccountPages: Sendable {
@@ -13,7 +13,7 @@ struct AccountPages: Sendable {
     let csrf: CSRFToken
     let mode: Pages.SignInMode
     let logger: Logger
-    /// SPEC §9: the sign-in page's email and password forms, and the account's sign-in methods.
+    /// docs/guides/passwords-and-email.md: the sign-in page's email and password forms, and the account's sign-in methods.
     let passwordForms: PasswordForms
     let passwords: PasswordAccounts
     let webSignIn: WebSignIn

@@ -2,7 +2,7 @@ import JOSE
 import OpenSSLCrypto
 import WireFormat
 
-/// The account page's forms carry a token bound to the session (SPEC §4: forms protected
+/// The account page's forms carry a token bound to the session (docs/reference/http-api.md: forms protected
 /// against CSRF), on top of the `SameSite=Lax` cookie and the `Origin` check: HMAC-SHA256 of
 /// the session id under a key derived from `data_key`, so tokens survive restarts and cannot
 /// be made without the key.

@@ -1,7 +1,7 @@
 import HTTPServer
 import MailTemplates
 
-/// The language a page is written in (SPEC §13 "Language"): the request's `?lang=en|ko`, else
+/// The language a page is written in (docs/guides/passwords-and-email.md "Language"): the request's `?lang=en|ko`, else
 /// the first of the two its `Accept-Language` names, else English. A `lang` of another value is
 /// ignored.
 struct PageLanguage: Sendable, Equatable {

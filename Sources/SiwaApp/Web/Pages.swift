@@ -8,7 +8,7 @@ import WireFormat
 /// (`PageWords`). Every value from a user or from Apple is escaped (Apple passes the name a
 /// person typed through unchecked, APPLE.md §1.2).
 enum Pages {
-    /// SPEC §7 "Web": the pages' Content-Security-Policy, exactly.
+    /// docs/reference/http-api.md "Web": the pages' Content-Security-Policy, exactly.
     static let contentSecurityPolicy =
         "default-src 'self'; script-src 'self' https://appleid.cdn-apple.com; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
@@ -104,7 +104,7 @@ enum Pages {
         case apple(clientID: String, redirectURI: String)
     }
 
-    /// The sign-in page's email and password forms (SPEC §9).
+    /// The sign-in page's email and password forms (docs/guides/passwords-and-email.md).
     struct PasswordForms: Sendable {
         /// Bound to the browser's `siwa_form` cookie.
         let csrf: String
@@ -334,7 +334,7 @@ enum Pages {
             language: language, here: here)
     }
 
-    /// The user's ways in, with the forms that add or remove them (SPEC §9). Removing the last
+    /// The user's ways in, with the forms that add or remove them (docs/guides/passwords-and-email.md). Removing the last
     /// one is offered too: the server refuses it and says why.
     static func signInMethods(_ user: UserRecord, csrf: String, language: PageLanguage) -> String {
         let token = csrfField(csrf)

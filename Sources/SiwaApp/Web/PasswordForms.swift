@@ -3,7 +3,7 @@ import OpenSSLCrypto
 import Store
 import WireFormat
 
-/// The sign-in page's email and password forms (SPEC §9 "Pages"): sign in, create an account,
+/// The sign-in page's email and password forms (docs/guides/passwords-and-email.md "Pages"): sign in, create an account,
 /// forgot password, and the reset page a code leads to. There is no session yet, so each form
 /// is bound to the browser by the `siwa_form` cookie (a double-submit CSRF token) and must come
 /// from this site's pages. Each answers with a 303: to `/account` with the session cookie, or

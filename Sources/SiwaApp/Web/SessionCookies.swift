@@ -1,13 +1,13 @@
 import HTTPServer
 import Store
 
-/// The web flow's cookies (SPEC §4 "Web flow", §7 "Web"). Always `Secure`: browsers accept and
+/// The web flow's cookies (docs/reference/http-api.md "Web flow", §7 "Web"). Always `Secure`: browsers accept and
 /// send such cookies on `http://localhost`, so the demo works over plain HTTP on loopback.
 struct SessionCookies: Sendable {
     static let sessionName = "siwa_session"
     /// Binds the browser that started a sign-in to its `state`.
     static let bindingName = "siwa_auth"
-    /// The sign-in page's forms' CSRF cookie (SPEC §9: email and password on `/`).
+    /// The sign-in page's forms' CSRF cookie (docs/guides/passwords-and-email.md: email and password on `/`).
     static let formName = "siwa_form"
 
     let publicOrigin: String

@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// The routes people use in a browser (SPEC §4 "Web flow"): the pages, the redirect to Apple and
+/// The routes people use in a browser (docs/reference/http-api.md "Web flow"): the pages, the redirect to Apple and
 /// Apple's callback, the account page's forms, and the pages' stylesheet and script.
 enum WebRoutes {
     /// Their failures are pages (`ShownAsPage`), except the JSON refusals they throw on purpose.
@@ -19,13 +19,13 @@ enum WebRoutes {
         router.add(.post, "/account/sessions/{id}/end", page { try await pages.endSession($0) })
         router.add(.post, "/account/delete", page { try await pages.deleteAccount($0) })
 
-        // SPEC §9: email and password on the sign-in page, sign-in methods on the account page.
+        // docs/guides/passwords-and-email.md: email and password on the sign-in page, sign-in methods on the account page.
         router.add(.post, "/auth/password/sign-in", page(limited { try await passwordForms.signIn($0) }))
         router.add(.post, "/auth/password/sign-up", page(limited { try await passwordForms.signUp($0) }))
         router.add(.post, "/auth/password/reset-request", page(limited { try await passwordForms.resetRequest($0) }))
         router.add(.get, "/reset-password", page { try await passwordForms.resetPage($0) })
         router.add(.post, "/auth/password/reset", page(limited { try await passwordForms.reset($0) }))
-        // SPEC §13: the page a verification code leads to, and its button.
+        // docs/guides/passwords-and-email.md: the page a verification code leads to, and its button.
         router.add(.get, "/verify-email", page { try await passwordForms.verifyEmailPage($0) })
         router.add(.post, "/auth/email/verify", page(limited { try await passwordForms.verifyEmail($0) }))
         router.add(.post, "/account/password", page { try await pages.setPassword($0) })

@@ -3,7 +3,7 @@ import JSON
 import Logging
 import Store
 
-/// The web flow (SPEC §4 "Web flow", §7 "Web"): `GET /auth/apple/login` sends the browser to
+/// The web flow (docs/reference/http-api.md "Web flow", §7 "Web"): `GET /auth/apple/login` sends the browser to
 /// Apple with a fresh state and nonce and a binding cookie; `POST /auth/apple/callback` takes
 /// Apple's `form_post` back, checks the state (known, unused, unexpired, bound to this browser),
 /// signs in with the id_token whose nonce must be the stored one, exchanges the code with
@@ -32,7 +32,7 @@ struct WebSignIn: Sendable {
         return try await redirectToApple(status: 302, returnTo: returnTo, codeChallenge: codeChallenge, linkSessionID: nil)
     }
 
-    /// "Add Sign in with Apple" (SPEC §9): the same trip to Apple, whose state remembers the
+    /// "Add Sign in with Apple" (docs/guides/passwords-and-email.md): the same trip to Apple, whose state remembers the
     /// session it links for (Apple's callback is a cross-site POST, which carries no session
     /// cookie). Back on `/account`, in the language the account page chose.
     func startLink(sessionID: String, language: PageLanguage) async throws -> HTTPResponse {
@@ -60,7 +60,7 @@ struct WebSignIn: Sendable {
     }
 
     /// Where the sign-in returns: a page of this site or an allowed origin, or an app URL with
-    /// its PKCE challenge (SPEC §8), which such a return requires.
+    /// its PKCE challenge (docs/guides/connecting-your-backend.md), which such a return requires.
     static func destination(_ query: FormFields, configuration: Configuration) throws -> (returnTo: String, codeChallenge: String?) {
         let requested = query["return_to"] ?? ReturnTo.defaultPath
         let challenge = query["code_challenge"], method = query["code_challenge_method"]
@@ -185,7 +185,7 @@ struct WebSignIn: Sendable {
     }
 }
 
-/// Where the web flow may send people back to (SPEC §7): a path starting with a single `/`, or
+/// Where the web flow may send people back to (docs/reference/http-api.md): a path starting with a single `/`, or
 /// an absolute URL whose origin is allowed. Anything else (`//host`, `/\host`, other schemes,
 /// control characters) is refused: it would make this server an open redirect.
 enum ReturnTo {

@@ -1,7 +1,7 @@
 import JSON
 import OpenSSLCrypto
 
-/// The mail outbox (SPEC §13): messages are written inside the transaction of the change that
+/// The mail outbox (docs/guides/passwords-and-email.md): messages are written inside the transaction of the change that
 /// causes them, so a change commits with its mail or not at all. Without settings (no
 /// `smtp_url`) nothing is written. Only the template's values are kept, rendered at delivery;
 /// the Message-ID is chosen here, so every attempt sends the same message.

@@ -1,7 +1,7 @@
 import JSON
 import OpenSSLCrypto
 
-/// Delivery's side of the mail outbox (SPEC §13), on the machinery it shares with webhooks
+/// Delivery's side of the mail outbox (docs/guides/passwords-and-email.md), on the machinery it shares with webhooks
 /// (`OutboxQueue`): leased claims (`SKIP LOCKED` on PostgreSQL, so one instance sends each
 /// message), back-off within `email_retention`, failed rows until `email retry`. Messages are
 /// not ordered per user: one that cannot be delivered holds back nothing.

@@ -1,4 +1,4 @@
-/// How the Store writes mail (SPEC §13), when `smtp_url` is set; without it, no message is
+/// How the Store writes mail (docs/guides/passwords-and-email.md), when `smtp_url` is set; without it, no message is
 /// written and codes go by webhook.
 public struct MailSettings: Sendable {
     /// The right-hand side of every Message-ID: the `email_from` domain.

@@ -4,7 +4,7 @@ public struct QueuedMail: Sendable, Equatable {
     public let id: String
     /// nil for a message that belongs to no user.
     public let userID: String?
-    /// `verify_email`, … (SPEC §13); kept as text, so a message written by a newer build is
+    /// `verify_email`, … (docs/guides/passwords-and-email.md); kept as text, so a message written by a newer build is
     /// still listed as it is.
     public let kind: String
     public let recipient: String

@@ -329,7 +329,7 @@ public actor SiwaClient {
 
     /// Ends the session on the server and clears the store. The store is cleared even when the
     /// server cannot be reached: the person is signed out on this device at once, and the
-    /// server hears of the revocation from Apple too (SPEC's `consent-revoked`).
+    /// server hears of the revocation from Apple too (Apple's `consent-revoked` notification).
     private func endRevoked(_ session: StoredSession) async {
         _ = try? await call("POST", "/api/logout", session: session, expect: [204])
         cachedAccessToken = nil
