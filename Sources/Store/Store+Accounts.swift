@@ -208,9 +208,7 @@ extension Store {
                 try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
                 return after
             }
-        } catch let error as SQLiteError where error.isUniqueViolation {
-            throw ExternalIDTaken()
-        } catch let error as PostgresError where error.isUniqueViolation {
+        } catch StoreError.uniqueViolation {
             throw ExternalIDTaken()
         }
     }

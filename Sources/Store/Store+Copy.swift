@@ -25,7 +25,7 @@ extension Store {
         guard access(path, F_OK) == 0 else { throw CopyFailure(description: "no SQLite database at \(path)") }
         let source = try StoreOpener.open(path: path, readers: 1)
         defer { source.close() }
-        let target = try PostgresEngine.mappingUnavailable { try PostgresConnection(url, applicationName: "siwa-server copy-database") }
+        let target = try PostgresEngine.translatingErrors { try PostgresConnection(url, applicationName: "siwa-server copy-database") }
         defer { target.close() }
         try PostgresSchema.migrate(target)
         for table in copiedTables {

@@ -359,9 +359,7 @@ extension Store {
     static func mappingDuplicateEmail<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as SQLiteError where error.isUniqueViolation {
-            throw PasswordAccountConflict.accountExists
-        } catch let error as PostgresError where error.isUniqueViolation {
+        } catch StoreError.uniqueViolation {
             throw PasswordAccountConflict.accountExists
         }
     }

@@ -35,7 +35,7 @@ public final class Store: Sendable {
     /// Opens the database at `path` (creating it and its folder) with its schema brought up
     /// to date; refuses a database migrated by a newer build. `dataKey` gives the key that seals
     /// Apple's tokens, asked once the database (and its folder) exists. A write waits up to
-    /// `busyTimeout` for a lock another process holds, then fails with `StoreUnavailable`.
+    /// `busyTimeout` for a lock another process holds, then fails with `StoreError.unavailable`.
     public convenience init(
         path: String, readers: Int = 4, busyTimeout: Duration = Connection.defaultBusyTimeout, events: WebhookEventRenderer? = nil,
         mail: MailSettings? = nil, dataKey: () throws -> [UInt8]
@@ -91,7 +91,7 @@ public final class Store: Sendable {
                 mail: mail, dataKey: dataKey)
         }
         try migratePostgres(location)
-        let pool = try PostgresEngine.mappingUnavailable { try PostgresPool(location, size: connections, applicationName: "siwa-server") }
+        let pool = try PostgresEngine.translatingErrors { try PostgresPool(location, size: connections, applicationName: "siwa-server") }
         let cache = NotifiedSessionCache()
         let listener: PostgresListener
         do {
@@ -135,7 +135,7 @@ public final class Store: Sendable {
 
     @discardableResult
     static func migratePostgres(_ url: String) throws -> [Migration] {
-        let connection = try PostgresEngine.mappingUnavailable { try PostgresConnection(url, applicationName: "siwa-server migrate") }
+        let connection = try PostgresEngine.translatingErrors { try PostgresConnection(url, applicationName: "siwa-server migrate") }
         defer { connection.close() }
         return try PostgresSchema.migrate(connection)
     }

@@ -81,7 +81,7 @@ public struct UserRecord: Sendable, Equatable {
     /// else means the file was edited behind the server's back.
     private static func decode<T: RawRepresentable>(_ text: String) throws -> T where T.RawValue == String {
         guard let value = T(rawValue: text) else {
-            throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "unexpected value '\(text)' for \(T.self)")
+            throw StoreError.invariant("unexpected value '\(text)' for \(T.self)")
         }
         return value
     }

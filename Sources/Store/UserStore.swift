@@ -101,7 +101,7 @@ public struct UserStore: Sendable {
                 [.integer(now), .text(existing.id)]
             )
             guard let updated = try user(id: existing.id, in: connection) else {
-                throw SQLiteError(code: 1, message: "user \(existing.id) vanished inside its own transaction")
+                throw StoreError.invariant("user \(existing.id) vanished inside its own transaction")
             }
             return (updated, false)
         }
@@ -126,7 +126,7 @@ public struct UserStore: Sendable {
             ]
         )
         guard let created = try user(id: id, in: connection) else {
-            throw SQLiteError(code: 1, message: "user \(id) vanished inside its own transaction")
+            throw StoreError.invariant("user \(id) vanished inside its own transaction")
         }
         return (created, true)
     }

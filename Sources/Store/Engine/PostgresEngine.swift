@@ -3,7 +3,7 @@ import SQLite
 import Synchronization
 
 /// The engine of several instances: a pool of libpq connections on worker threads (libpq
-/// blocks), each call one transaction. A database that cannot be reached is `StoreUnavailable`.
+/// blocks), each call one transaction. A database that cannot be reached is `StoreError.unavailable`.
 struct PostgresEngine: StoreEngine {
     let pool: PostgresPool
     let url: String
@@ -18,11 +18,11 @@ struct PostgresEngine: StoreEngine {
     @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         guard let cache else {
-            return try await Self.mappingUnavailable { try await pool.transaction { try body(PostgresSession($0)) } }
+            return try await Self.translatingErrors { try await pool.transaction { try body(PostgresSession($0)) } }
         }
         let marked = CommitMarking()
         do {
-            let result = try await Self.mappingUnavailable {
+            let result = try await Self.translatingErrors {
                 try await pool.transaction(.readCommitted, { try body(PostgresSession($0)) }, notifyingAtCommit: {
                     let marker = cache.markerForCommit()
                     marked.marker = marker
@@ -38,11 +38,11 @@ struct PostgresEngine: StoreEngine {
             // Nothing was cached when it committed: reads that raced the commit go instead.
             if marked.marker == nil { cache.forgetAll() }
             return result
-        } catch let error as StoreUnavailable {
+        } catch StoreError.unavailable(let reason) {
             // The connection may have failed after COMMIT was applied: what it changed may be
             // cached, and its marker may never be heard.
             cache.forgetAll()
-            throw error
+            throw StoreError.unavailable(reason: reason)
         } catch {
             // The body's own refusal commits nothing and marks nothing. A COMMIT that failed
             // most likely changed nothing either, but its error cannot prove it was not applied.
@@ -61,22 +61,22 @@ struct PostgresEngine: StoreEngine {
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await Self.mappingUnavailable {
+        try await Self.translatingErrors {
             try await pool.withConnection { try body(PostgresSession($0)) }
         }
     }
 
     /// A connection of its own: the pool has no blocking face, and this runs once at start.
     func readBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        let connection = try Self.mappingUnavailable { try PostgresConnection(url) }
+        let connection = try Self.translatingErrors { try PostgresConnection(url) }
         defer { connection.close() }
-        return try body(PostgresSession(connection))
+        return try Self.translatingErrors { try body(PostgresSession(connection)) }
     }
 
     func writeBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        let connection = try Self.mappingUnavailable { try PostgresConnection(url) }
+        let connection = try Self.translatingErrors { try PostgresConnection(url) }
         defer { connection.close() }
-        return try Self.mappingUnavailable { try connection.transaction { try body(PostgresSession($0)) } }
+        return try Self.translatingErrors { try connection.transaction { try body(PostgresSession($0)) } }
     }
 
     func ping() async -> Bool { await pool.ping() }
@@ -89,20 +89,29 @@ struct PostgresEngine: StoreEngine {
         pool.close()
     }
 
-    static func mappingUnavailable<T>(_ body: () async throws -> T) async throws -> T {
+    /// PostgreSQL's errors as the Store's: a connection that failed or a pool with none free
+    /// is an outage.
+    static func translatingErrors<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as PostgresError where error.isConnectionFailure || error.isPoolExhausted {
-            throw StoreUnavailable(reason: error.isPoolExhausted ? "every database connection is busy" : "the database cannot be reached")
+        } catch let error as PostgresError {
+            throw translated(error)
         }
     }
 
-    static func mappingUnavailable<T>(_ body: () throws -> T) throws -> T {
+    static func translatingErrors<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as PostgresError where error.isConnectionFailure || error.isPoolExhausted {
-            throw StoreUnavailable(reason: "the database cannot be reached")
+        } catch let error as PostgresError {
+            throw translated(error)
         }
+    }
+
+    static func translated(_ error: PostgresError) -> StoreError {
+        if error.isPoolExhausted { return .unavailable(reason: "every database connection is busy") }
+        if error.isConnectionFailure { return .unavailable(reason: "the database cannot be reached") }
+        if error.isUniqueViolation { return .uniqueViolation(constraint: error.constraint ?? "") }
+        return .invariant(error.description)
     }
 }
 

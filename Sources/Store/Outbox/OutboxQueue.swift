@@ -139,7 +139,7 @@ struct OutboxQueue: Sendable {
         let engine: any StoreEngine
         if Store.isPostgres(location) {
             try Store.migratePostgres(location)
-            let pool = try PostgresEngine.mappingUnavailable { try PostgresPool(location, size: 1, applicationName: applicationName) }
+            let pool = try PostgresEngine.translatingErrors { try PostgresPool(location, size: 1, applicationName: applicationName) }
             engine = PostgresEngine(pool: pool, url: location, listener: nil, cache: nil)
         } else {
             guard access(location, F_OK) == 0 else { throw MissingDatabase(path: location) }
