@@ -51,7 +51,7 @@ public struct AppleTokenVault: Sendable {
 
     /// Stores the tokens of `userID` in the caller's transaction. A nil refresh token keeps
     /// the stored one when the client id is unchanged (Apple's refresh grant returns none).
-    public func store(
+    package func store(
         in connection: any SQLConnection, userID: String, clientID: String, refreshToken: String?, accessToken: String?, now: Int64
     ) throws {
         try Self.upsert(
@@ -96,7 +96,7 @@ public struct AppleTokenVault: Sendable {
 
     /// `load` inside a transaction, e.g. to hand the tokens to the revocation queue in the
     /// same transaction that deletes the account.
-    public func load(userID: String, in connection: any SQLConnection) throws -> AppleTokens? {
+    package func load(userID: String, in connection: any SQLConnection) throws -> AppleTokens? {
         guard let row = try connection.queryOne(
             "SELECT client_id, refresh_token, access_token, updated_at, validated_at FROM apple_tokens WHERE user_id = ?",
             [.text(userID)]
@@ -112,7 +112,7 @@ public struct AppleTokenVault: Sendable {
 
     /// Forgets the user's tokens in the caller's transaction; returns whether there were any.
     @discardableResult
-    public static func drop(userID: String, in connection: any SQLConnection) throws -> Bool {
+    package static func drop(userID: String, in connection: any SQLConnection) throws -> Bool {
         try connection.run("DELETE FROM apple_tokens WHERE user_id = ?", [.text(userID)]) > 0
     }
 

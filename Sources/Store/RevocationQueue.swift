@@ -40,7 +40,7 @@ public struct RevocationQueue: Sendable {
 
     /// Queues a revocation in the caller's transaction; first due at `firstAttemptAt`.
     @discardableResult
-    public func enqueue(
+    package func enqueue(
         in connection: any SQLConnection, userID: String?, clientID: String, token: String, kind: TokenKind, now: Int64, firstAttemptAt: Int64
     ) throws -> Int64 {
         let sealed = try cipher.seal(Array(token.utf8), associatedData: Self.associatedData(clientID: clientID, kind: kind))

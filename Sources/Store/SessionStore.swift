@@ -34,7 +34,7 @@ public struct SessionStore: Sendable {
 
     /// Creates a session for `userID` inside the caller's write transaction (sign-in creates
     /// the user and the session together), expiring absolutely at `now + ttl`.
-    public static func create(
+    package static func create(
         in connection: any SQLConnection, userID: String, deviceName: String?, now: Int64, ttl: Int64
     ) throws -> NewSession {
         let secret = SecureRandom.bytes(tokenBytes)
@@ -168,7 +168,7 @@ public struct SessionStore: Sendable {
 
     /// Ends session `id` only if it belongs to `userID`. false when it is unknown, already
     /// ended, or another user's (all 404, so ids of others' sessions cannot be probed).
-    public static func end(id: String, userID: String, in connection: any SQLConnection) throws -> Bool {
+    package static func end(id: String, userID: String, in connection: any SQLConnection) throws -> Bool {
         try connection.run("DELETE FROM sessions WHERE id = ? AND user_id = ?", [.text(id), .text(userID)]) > 0
     }
 
@@ -199,7 +199,7 @@ public struct SessionStore: Sendable {
 
     /// Ends every session of the user; returns how many there were.
     @discardableResult
-    public static func endAll(userID: String, in connection: any SQLConnection) throws -> Int {
+    package static func endAll(userID: String, in connection: any SQLConnection) throws -> Int {
         try connection.run("DELETE FROM sessions WHERE user_id = ?", [.text(userID)])
     }
 

@@ -57,11 +57,11 @@ public struct UserStore: Sendable {
         try await engine.read { try Self.user(appleSub: appleSub, in: $0) }
     }
 
-    public static func user(id: String, in connection: any SQLConnection) throws -> UserRecord? {
+    package static func user(id: String, in connection: any SQLConnection) throws -> UserRecord? {
         try connection.queryOne("SELECT \(UserRecord.columns) FROM users u WHERE u.id = ?", [.text(id)]).map(UserRecord.init)
     }
 
-    public static func user(appleSub: String, in connection: any SQLConnection) throws -> UserRecord? {
+    package static func user(appleSub: String, in connection: any SQLConnection) throws -> UserRecord? {
         try connection.queryOne("SELECT \(UserRecord.columns) FROM users u WHERE u.apple_sub = ?", [.text(appleSub)])
             .map(UserRecord.init)
     }
@@ -76,7 +76,7 @@ public struct UserStore: Sendable {
     /// creation, and an email known only from it is stored unverified. Signing in restores
     /// `apple_credential` to `authorized` (after `consent-revoked`). `locale` is a new user's
     /// language (SPEC §13), from the request.
-    public static func upsertOnSignIn(
+    package static func upsertOnSignIn(
         in connection: any SQLConnection, identity: VerifiedIdentity, profile: ClientProfile?, locale: String = "en", now: Int64
     ) throws -> (user: UserRecord, created: Bool) {
         if let existing = try user(appleSub: identity.appleSub, in: connection) {
@@ -142,7 +142,7 @@ public struct UserStore: Sendable {
     /// when the event carries them (events are signed by Apple, so they count as verified).
     /// Returns whether anything changed; false also for an unknown `sub`.
     @discardableResult
-    public static func setEmailForwarding(
+    package static func setEmailForwarding(
         in connection: any SQLConnection, appleSub: String, enabled: Bool, email: String? = nil, isPrivateEmail: Bool? = nil,
         now: Int64
     ) throws -> Bool {
@@ -170,7 +170,7 @@ public struct UserStore: Sendable {
     /// transaction. The user row stays so the next sign-in restores the same account.
     /// Returns whether anything changed.
     @discardableResult
-    public static func markRevoked(in connection: any SQLConnection, userID: String, now: Int64) throws -> Bool {
+    package static func markRevoked(in connection: any SQLConnection, userID: String, now: Int64) throws -> Bool {
         let marked = try connection.run(
             "UPDATE users SET apple_credential = 'revoked', updated_at = ? WHERE id = ? AND apple_credential <> 'revoked'",
             [.integer(now), .text(userID)]
@@ -183,7 +183,7 @@ public struct UserStore: Sendable {
     /// Deletes the user; its sessions and stored Apple tokens go with it (ON DELETE CASCADE).
     /// Returns false when there was no such user.
     @discardableResult
-    public static func delete(in connection: any SQLConnection, userID: String) throws -> Bool {
+    package static func delete(in connection: any SQLConnection, userID: String) throws -> Bool {
         try connection.run("DELETE FROM users WHERE id = ?", [.text(userID)]) > 0
     }
 

@@ -4,7 +4,7 @@ import SQLite
 typealias SQLValue = SQLiteValue
 
 /// Which engine a connection belongs to, for the few statements whose SQL differs.
-public enum SQLDialect: Sendable {
+package enum SQLDialect: Sendable {
     case sqlite
     case postgres
 }
@@ -12,7 +12,7 @@ public enum SQLDialect: Sendable {
 /// A connection inside a transaction, as the Store's SQL sees it. SQL is written once with
 /// `?` placeholders; the PostgreSQL engine numbers them. Rows come back as `SQLite.Row` from
 /// either engine, so record decoders are written once.
-public protocol SQLConnection: AnyObject {
+package protocol SQLConnection: AnyObject {
     var dialect: SQLDialect { get }
     @discardableResult
     func run(_ sql: String, _ parameters: [SQLiteValue]) throws -> Int
@@ -21,7 +21,7 @@ public protocol SQLConnection: AnyObject {
 }
 
 extension Connection: SQLConnection {
-    public var dialect: SQLDialect { .sqlite }
+    package var dialect: SQLDialect { .sqlite }
 }
 
 extension SQLConnection {
