@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 import WireFormat
 
 /// A user's Apple refresh and access tokens, as opened from the vault.
@@ -39,7 +39,7 @@ public struct AppleTokenVault: Sendable {
         Array("apple_tokens.\(kind.rawValue)\u{0}\(userID)".utf8)
     }
 
-    private func seal(_ token: String?, _ kind: TokenKind, userID: String) throws -> SQLiteValue {
+    private func seal(_ token: String?, _ kind: TokenKind, userID: String) throws -> SQLValue {
         guard let token else { return .null }
         return .blob(try cipher.seal(Array(token.utf8), associatedData: Self.associatedData(kind, userID: userID)))
     }
@@ -70,7 +70,7 @@ public struct AppleTokenVault: Sendable {
     }
 
     private static func upsert(
-        in connection: any SQLConnection, userID: String, clientID: String, refresh: SQLiteValue, access: SQLiteValue, now: Int64
+        in connection: any SQLConnection, userID: String, clientID: String, refresh: SQLValue, access: SQLValue, now: Int64
     ) throws {
         try connection.run(
             """

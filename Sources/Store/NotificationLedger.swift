@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// Server-to-server notifications already applied, by `jti` (`notifications`).
 public enum NotificationLedger {

@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// Name and email held for a `sub` whose sign-in failed after Apple sent them (once).
 public struct PendingProfile: Sendable, Equatable {
@@ -68,7 +68,7 @@ public struct PendingProfileStore: Sendable {
         try connection.run("DELETE FROM pending_profiles WHERE expires_at <= ?", [.integer(now)])
     }
 
-    private static func nonEmpty(_ text: String?) -> SQLiteValue {
+    private static func nonEmpty(_ text: String?) -> SQLValue {
         guard let text, !text.isEmpty else { return .null }
         return .text(text)
     }

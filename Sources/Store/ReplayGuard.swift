@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 import WireFormat
 
 /// Why a replay check refused.

@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 import WireFormat
 
 /// Sessions: opaque bearer tokens whose SHA-256 is the lookup key (a stolen database file
@@ -12,12 +12,6 @@ public struct SessionStore: Sendable {
     init(engine: any StoreEngine, caching: SessionCaching) {
         self.engine = engine
         self.caching = caching
-    }
-
-    static func cache(for database: Database) -> SessionCache? {
-        database.changes.flatMap { tracker in
-            tracker.tables.contains("sessions") && tracker.tables.contains("users") ? SessionCache(tracker: tracker) : nil
-        }
     }
 
     /// Token bytes before encoding: 256 bits (SPEC §4).
@@ -47,7 +41,7 @@ public struct SessionStore: Sendable {
             INSERT INTO sessions(id, user_id, token_hash, device_name, created_at, last_seen_at, expires_at)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """,
-            [.text(record.id), .text(userID), .blob(SHA256.hash(secret)), record.deviceName.map(SQLiteValue.text) ?? .null,
+            [.text(record.id), .text(userID), .blob(SHA256.hash(secret)), record.deviceName.map(SQLValue.text) ?? .null,
              .integer(now), .integer(now), .integer(record.expiresAt)]
         )
         return NewSession(token: Base64.url.encode(secret), record: record)
@@ -107,7 +101,7 @@ public struct SessionStore: Sendable {
             cache.store(hash, live: live, readAt: generation)
             return live
         case .tracked(let cache):
-            return try await read(hash, tracking: cache)
+            return try await cache.read(hash, engine: engine)
         }
     }
 
@@ -118,33 +112,9 @@ public struct SessionStore: Sendable {
         }
     }
 
-    private func read(_ hash: TokenHash, tracking cache: SessionCache) async throws -> LiveSession? {
-        let sequence = cache.tracker.sequence
-        guard let (session, user, rows) = try await engine.read({ connection -> (SessionRecord, UserRecord, [RowChangeTracker.Row])? in
-            guard let row = try connection.queryOne(Self.authenticateWithRowIDsSQL, [.blob(hash.bytes)]) else { return nil }
-            let rows = [
-                RowChangeTracker.Row(table: cache.sessionsTable, rowid: try row.int64("session_rowid")),
-                RowChangeTracker.Row(table: cache.usersTable, rowid: try row.int64("user_rowid")),
-            ]
-            return (try SessionRecord(row: row), try UserRecord(row: row), rows)
-        }) else { return nil }
-        let live = LiveSession(session: session, user: user)
-        if let versions = cache.tracker.versions(of: rows, unchangedSince: sequence) {
-            cache.store(hash, live: live, rows: rows, versions: versions)
-        }
-        return live
-    }
-
     /// Expiry and idleness are checked by the caller, so a cached row serves until it changes.
     static let authenticateSQL = """
         SELECT \(SessionRecord.columns), \(UserRecord.columns)
-        FROM sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.token_hash = ?
-        """
-
-    /// With SQLite's rowids, which the cache's change tracker knows rows by.
-    static let authenticateWithRowIDsSQL = """
-        SELECT \(SessionRecord.columns), \(UserRecord.columns), s.rowid AS session_rowid, u.rowid AS user_rowid
         FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = ?
         """

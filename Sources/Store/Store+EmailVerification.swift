@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 import WireFormat
 
 /// SPEC §13: proving a password's email, and what an unproven one may not do.

@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// SPEC §13: the messages a change writes besides codes (those go in `sendCode`).
 extension Store {

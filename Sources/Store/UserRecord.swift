@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// One `users` row (SPEC §4 `USER`). Times are Unix seconds.
 public struct UserRecord: Sendable, Equatable {
@@ -50,7 +50,7 @@ public struct UserRecord: Sendable, Equatable {
         EXISTS (SELECT 1 FROM password_credentials p WHERE p.user_id = u.id) AS has_password
         """
 
-    init(row: Row) throws {
+    init(row: SQLRow) throws {
         id = try row.string("id")
         appleSub = try row.optionalString("apple_sub")
         email = try row.optionalString("email")

@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// What a verified identity token says about its subject. Only these values may overwrite
 /// what is stored: they are signed by Apple.
@@ -89,8 +89,8 @@ public struct UserStore: Sendable {
                         email_forwarding = CASE WHEN ? = 1 THEN COALESCE(email_forwarding, 'enabled') ELSE NULL END
                     WHERE id = ?
                     """,
-                    [.text(email), SQLiteValue(identity.emailVerified), SQLiteValue(identity.isPrivateEmail),
-                     SQLiteValue(identity.isPrivateEmail), .text(existing.id)]
+                    [.text(email), SQLValue(identity.emailVerified), SQLValue(identity.isPrivateEmail),
+                     SQLValue(identity.isPrivateEmail), .text(existing.id)]
                 )
             }
             if let status = identity.realUserStatus {
@@ -117,8 +117,8 @@ public struct UserStore: Sendable {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'authorized', ?, ?, ?)
             """,
             [
-                .text(id), .text(identity.appleSub), email.map(SQLiteValue.text) ?? .null,
-                SQLiteValue(fromToken && identity.emailVerified), SQLiteValue(isPrivate),
+                .text(id), .text(identity.appleSub), email.map(SQLValue.text) ?? .null,
+                SQLValue(fromToken && identity.emailVerified), SQLValue(isPrivate),
                 isPrivate ? .text("enabled") : .null,
                 .text((identity.realUserStatus ?? .unsupported).rawValue),
                 nonEmpty(profile?.givenName), nonEmpty(profile?.familyName), .text(locale),
@@ -131,7 +131,7 @@ public struct UserStore: Sendable {
         return (created, true)
     }
 
-    private static func nonEmpty(_ text: String?) -> SQLiteValue {
+    private static func nonEmpty(_ text: String?) -> SQLValue {
         guard let text, !text.isEmpty else { return .null }
         return .text(text)
     }
@@ -159,8 +159,8 @@ public struct UserStore: Sendable {
             UPDATE users SET email_forwarding = ?, email = ?, is_private_email = ?, email_verified = ?, updated_at = ?
             WHERE id = ?
             """,
-            [.text(forwarding.rawValue), newEmail.map(SQLiteValue.text) ?? .null, SQLiteValue(newPrivate),
-             SQLiteValue(newVerified), .integer(now), .text(existing.id)]
+            [.text(forwarding.rawValue), newEmail.map(SQLValue.text) ?? .null, SQLValue(newPrivate),
+             SQLValue(newVerified), .integer(now), .text(existing.id)]
         )
         return true
     }

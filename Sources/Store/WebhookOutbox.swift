@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 
 /// The events of SPEC §8 that a change to a user emits.
 public enum WebhookEventType: String, Sendable, CaseIterable {

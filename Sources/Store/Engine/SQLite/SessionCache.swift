@@ -89,3 +89,38 @@ final class SessionCache: Sendable {
 
     var count: Int { state.withLock { $0.entries.count } }
 }
+
+extension SessionCache {
+    /// The cache of a database whose change tracker follows both tables a session is read from.
+    static func tracking(_ database: Database) -> SessionCache? {
+        database.changes.flatMap { tracker in
+            tracker.tables.contains("sessions") && tracker.tables.contains("users") ? SessionCache(tracker: tracker) : nil
+        }
+    }
+
+    /// Reads a session from the database and keeps it while its rows stay unchanged.
+    func read(_ hash: TokenHash, engine: any StoreEngine) async throws -> LiveSession? {
+        let sequence = tracker.sequence
+        let (sessionsTable, usersTable) = (self.sessionsTable, self.usersTable)
+        guard let (session, user, rows) = try await engine.read({ connection -> (SessionRecord, UserRecord, [RowChangeTracker.Row])? in
+            guard let row = try connection.queryOne(Self.authenticateWithRowIDsSQL, [.blob(hash.bytes)]) else { return nil }
+            let rows = [
+                RowChangeTracker.Row(table: sessionsTable, rowid: try row.int64("session_rowid")),
+                RowChangeTracker.Row(table: usersTable, rowid: try row.int64("user_rowid")),
+            ]
+            return (try SessionRecord(row: row), try UserRecord(row: row), rows)
+        }) else { return nil }
+        let live = LiveSession(session: session, user: user)
+        if let versions = tracker.versions(of: rows, unchangedSince: sequence) {
+            store(hash, live: live, rows: rows, versions: versions)
+        }
+        return live
+    }
+
+    /// With SQLite's rowids, which the cache's change tracker knows rows by.
+    static let authenticateWithRowIDsSQL = """
+        SELECT \(SessionRecord.columns), \(UserRecord.columns), s.rowid AS session_rowid, u.rowid AS user_rowid
+        FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.token_hash = ?
+        """
+}

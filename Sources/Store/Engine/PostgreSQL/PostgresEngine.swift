@@ -1,5 +1,4 @@
 import PostgreSQL
-import SQLite
 import Synchronization
 
 /// The engine of several instances: a pool of libpq connections on worker threads (libpq
@@ -14,6 +13,17 @@ struct PostgresEngine: StoreEngine {
     let cache: NotifiedSessionCache?
 
     var dialect: SQLDialect { .postgres }
+
+    /// One connection to the database at `location`, its schema brought up to date, without a
+    /// session cache: for the operators' commands.
+    static func open(_ location: String, applicationName: String) throws -> PostgresEngine {
+        try Store.migratePostgres(location)
+        let pool = try translatingErrors { try PostgresPool(location, size: 1, applicationName: applicationName) }
+        return PostgresEngine(pool: pool, url: location, listener: nil, cache: nil)
+    }
+
+    /// The key of a transaction-scoped advisory lock (`pg_advisory_xact_lock`) named `name`.
+    static func advisoryLockKey(_ name: String) -> Int64 { PostgresConnection.advisoryLockKey(name) }
 
     @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
@@ -112,51 +122,5 @@ struct PostgresEngine: StoreEngine {
         if error.isConnectionFailure { return .unavailable(reason: "the database cannot be reached") }
         if error.isUniqueViolation { return .uniqueViolation(constraint: error.constraint ?? "") }
         return .invariant(error.description)
-    }
-}
-
-/// A PostgreSQL connection as the Store's SQL sees it: `?` placeholders numbered `$1…`; values
-/// and rows are the drivers' shared types (module SQLRow), so nothing is converted.
-final class PostgresSession: SQLConnection {
-    let connection: PostgresConnection
-
-    init(_ connection: PostgresConnection) {
-        self.connection = connection
-    }
-
-    var dialect: SQLDialect { .postgres }
-
-    func run(_ sql: String, _ parameters: [SQLiteValue]) throws -> Int {
-        try connection.run(Self.numbered(sql), parameters)
-    }
-
-    func query(_ sql: String, _ parameters: [SQLiteValue]) throws -> [Row] {
-        try connection.query(Self.numbered(sql), parameters)
-    }
-
-    func queryOne(_ sql: String, _ parameters: [SQLiteValue]) throws -> Row? {
-        try query(sql, parameters).first
-    }
-
-    /// The Store's statements are a fixed set: each is numbered once.
-    private static let numberedSQL = Mutex<[String: String]>([:])
-
-    /// `?` outside quotes becomes `$1`, `$2`, …, as PostgreSQL numbers parameters.
-    static func numbered(_ sql: String) -> String {
-        if let known = numberedSQL.withLock({ $0[sql] }) { return known }
-        var result = ""
-        var index = 0
-        var inQuote = false
-        for character in sql {
-            if character == "'" { inQuote.toggle() }
-            if character == "?", !inQuote {
-                index += 1
-                result += "$\(index)"
-            } else {
-                result.append(character)
-            }
-        }
-        numberedSQL.withLock { $0[sql] = result }
-        return result
     }
 }
