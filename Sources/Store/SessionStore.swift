@@ -7,9 +7,9 @@ import WireFormat
 public struct SessionStore: Sendable {
     private let engine: any StoreEngine
     /// Internal, not private: tests wait for PostgreSQL's cache to listen.
-    let caching: SessionCaching
+    let caching: any SessionCaching
 
-    init(engine: any StoreEngine, caching: SessionCaching) {
+    init(engine: any StoreEngine, caching: any SessionCaching) {
         self.engine = engine
         self.caching = caching
     }
@@ -91,24 +91,14 @@ public struct SessionStore: Sendable {
     public var cachedCount: Int { caching.count }
 
     private func read(_ hash: TokenHash) async throws -> LiveSession? {
-        switch caching {
-        case .none:
-            return try await readUncached(hash).map { LiveSession(session: $0.0, user: $0.1) }
-        case .notified(let cache):
-            let generation = cache.generation
-            guard let (session, user) = try await readUncached(hash) else { return nil }
-            let live = LiveSession(session: session, user: user)
-            cache.store(hash, live: live, readAt: generation)
-            return live
-        case .tracked(let cache):
-            return try await cache.read(hash, engine: engine)
-        }
+        try await caching.read(hash, engine: engine)
     }
 
-    private func readUncached(_ hash: TokenHash) async throws -> (SessionRecord, UserRecord)? {
+    /// The session of a token's hash as the database holds it, bypassing any cache.
+    static func readUncached(_ hash: TokenHash, engine: any StoreEngine) async throws -> LiveSession? {
         try await engine.read { connection in
-            guard let row = try connection.queryOne(Self.authenticateSQL, [.blob(hash.bytes)]) else { return nil }
-            return (try SessionRecord(row: row), try UserRecord(row: row))
+            guard let row = try connection.queryOne(authenticateSQL, [.blob(hash.bytes)]) else { return nil }
+            return LiveSession(session: try SessionRecord(row: row), user: try UserRecord(row: row))
         }
     }
 
@@ -144,7 +134,7 @@ public struct SessionStore: Sendable {
 
     public func end(id: String, userID: String) async throws -> Bool {
         let ended = try await engine.write { try Self.end(id: id, userID: userID, in: $0) }
-        if case .tracked(let cache) = caching { cache.forget(sessionID: id) }
+        caching.forget(sessionID: id)
         return ended
     }
 
@@ -153,18 +143,13 @@ public struct SessionStore: Sendable {
     /// the database's NOTIFY reaches this instance's listener a moment later, and until then
     /// the entries would still be served here.
     func dropCached(userID: String) {
-        switch caching {
-        case .none: break
-        case .tracked(let cache): cache.sweep()
-        case .notified(let cache): cache.invalidate(NotifiedSessionCache.userPayload(userID))
-        }
+        caching.dropCached(userID: userID)
     }
 
     /// Frees the memory of cached sessions that ended some other way (Housekeeping).
     @discardableResult
     public func sweepCache() -> Int {
-        if case .tracked(let cache) = caching { return cache.sweep() }
-        return 0
+        caching.sweep()
     }
 
     /// Ends every session of the user; returns how many there were.
@@ -212,31 +197,6 @@ public struct SessionStore: Sendable {
             try connection.run(
                 "UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?", [.integer(time), .text(id), .integer(time)]
             )
-        }
-    }
-}
-
-/// How sessions are kept in memory, if at all.
-enum SessionCaching: Sendable {
-    case none
-    /// SQLite: entries checked against the engine's own change tracker.
-    case tracked(SessionCache)
-    /// PostgreSQL: entries dropped when the database NOTIFYs a change.
-    case notified(NotifiedSessionCache)
-
-    func lookup(_ tokenHash: TokenHash) -> LiveSession? {
-        switch self {
-        case .none: nil
-        case .tracked(let cache): cache.lookup(tokenHash)
-        case .notified(let cache): cache.lookup(tokenHash)
-        }
-    }
-
-    var count: Int {
-        switch self {
-        case .none: 0
-        case .tracked(let cache): cache.count
-        case .notified(let cache): cache.count
         }
     }
 }

@@ -29,7 +29,7 @@ public final class Store: Sendable {
     public let mail: MailQueue
 
     init(
-        engine: any StoreEngine, caching: SessionCaching, events: WebhookEventRenderer?, mail: MailSettings? = nil,
+        engine: any StoreEngine, events: WebhookEventRenderer?, mail: MailSettings? = nil,
         dataKey: [UInt8]
     ) throws {
         self.engine = engine
@@ -40,7 +40,7 @@ public final class Store: Sendable {
         vault = try AppleTokenVault(engine: engine, key: dataKey)
         revocations = try RevocationQueue(engine: engine, key: dataKey)
         users = UserStore(engine: engine)
-        sessions = SessionStore(engine: engine, caching: caching)
+        sessions = SessionStore(engine: engine, caching: engine.sessionCaching)
         replay = ReplayGuard(engine: engine)
         pendingProfiles = PendingProfileStore(engine: engine)
         webSignIns = WebSignInStore(engine: engine)

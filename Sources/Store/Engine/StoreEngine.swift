@@ -3,6 +3,8 @@
 /// thread that may block (never an I/O loop's).
 protocol StoreEngine: Sendable {
     var dialect: SQLDialect { get }
+    /// How this engine keeps sessions in memory (asked once, by the Store's `SessionStore`).
+    var sessionCaching: any SessionCaching { get }
     /// One write transaction; returns once committed.
     @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T

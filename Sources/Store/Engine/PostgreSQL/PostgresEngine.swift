@@ -14,6 +14,8 @@ struct PostgresEngine: StoreEngine {
 
     var dialect: SQLDialect { .postgres }
 
+    var sessionCaching: any SessionCaching { cache ?? UncachedSessions() }
+
     /// One connection to the database at `location`, its schema brought up to date, without a
     /// session cache: for the operators' commands.
     static func open(_ location: String, applicationName: String) throws -> PostgresEngine {

@@ -28,7 +28,7 @@ extension Store {
         }
         let engine = PostgresEngine(pool: pool, url: location, listener: listener, cache: cache)
         do {
-            return try Store(engine: engine, caching: .notified(cache), events: events, mail: mail, dataKey: dataKey())
+            return try Store(engine: engine, events: events, mail: mail, dataKey: dataKey())
         } catch {
             engine.close()
             throw error

@@ -4,8 +4,17 @@ import SQLite
 /// A lock another process holds past the busy timeout is `StoreError.unavailable`.
 struct SQLiteEngine: StoreEngine {
     let database: Database
+    /// Entries checked against the database's change tracker, when it follows sessions and users.
+    let sessionCache: SessionCache?
+
+    init(database: Database) {
+        self.database = database
+        sessionCache = SessionCache.tracking(database)
+    }
 
     var dialect: SQLDialect { .sqlite }
+
+    var sessionCaching: any SessionCaching { sessionCache ?? UncachedSessions() }
 
     /// The existing database at `path`, migrated as any start would.
     static func open(path: String, readers: Int) throws -> SQLiteEngine {

@@ -7,7 +7,7 @@ import Synchronization
 /// current: a logout, an ended session, a notification or a sign-in that touches either row
 /// invalidates it before the write's caller resumes. Expiry and idleness are still checked on
 /// every hit, exactly as the query does.
-final class SessionCache: Sendable {
+final class SessionCache: SessionCaching {
     /// A class, so a hit takes one reference out of the lock rather than copying every field.
     final class Entry: Sendable {
         let live: LiveSession
@@ -91,6 +91,9 @@ final class SessionCache: Sendable {
 }
 
 extension SessionCache {
+    /// On SQLite the row versions already refuse the user's ended sessions: this frees the memory.
+    func dropCached(userID: String) { sweep() }
+
     /// The cache of a database whose change tracker follows both tables a session is read from.
     static func tracking(_ database: Database) -> SessionCache? {
         database.changes.flatMap { tracker in

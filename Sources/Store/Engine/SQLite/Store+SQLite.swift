@@ -12,8 +12,7 @@ extension Store {
         let database = try StoreOpener.open(path: path, readers: readers, busyTimeout: busyTimeout)
         do {
             try self.init(
-                engine: SQLiteEngine(database: database),
-                caching: SessionCache.tracking(database).map(SessionCaching.tracked) ?? .none, events: events, mail: mail,
+                engine: SQLiteEngine(database: database), events: events, mail: mail,
                 dataKey: dataKey())
         } catch {
             database.close()
