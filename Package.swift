@@ -72,7 +72,7 @@ let package = Package(
             dependencies: ["HTTPServer", "HTTPClient", "JOSE", "JSON", "OpenSSLCrypto", "TLS", "WireFormat", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "Store", dependencies: ["SQLite", "PostgreSQL", "JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
+        .target(name: "Store", dependencies: ["SQLRow", "SQLite", "PostgreSQL", "JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .target(
             name: "SiwaApp",
             dependencies: [

@@ -92,16 +92,6 @@ public struct Migrator: Sendable {
     /// Refuses a database migrated by a newer build or with other names for known versions
     /// (the PostgreSQL migrator shares the rule). `known` is sorted by version.
     public static func check(_ recorded: [Int: String], against known: [Migration]) throws {
-        let newestKnown = known.last?.version ?? 0
-        if let newestRecorded = recorded.keys.max(), newestRecorded > newestKnown {
-            throw MigrationError.newerThanBuild(recorded: newestRecorded, known: newestKnown)
-        }
-        let names = Dictionary(uniqueKeysWithValues: known.map { ($0.version, $0.name) })
-        for (version, name) in recorded.sorted(by: { $0.key < $1.key }) {
-            guard let expected = names[version] else { throw MigrationError.unknownVersion(version) }
-            if expected != name {
-                throw MigrationError.nameMismatch(version: version, recorded: name, expected: expected)
-            }
-        }
+        try MigrationError.check(recorded, against: known)
     }
 }

@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 import WireFormat
 
 /// A user's Apple refresh and access tokens, as opened from the vault.
@@ -39,7 +39,7 @@ public struct AppleTokenVault: Sendable {
         Array("apple_tokens.\(kind.rawValue)\u{0}\(userID)".utf8)
     }
 
-    private func seal(_ token: String?, _ kind: TokenKind, userID: String) throws -> SQLiteValue {
+    private func seal(_ token: String?, _ kind: TokenKind, userID: String) throws -> SQLValue {
         guard let token else { return .null }
         return .blob(try cipher.seal(Array(token.utf8), associatedData: Self.associatedData(kind, userID: userID)))
     }
@@ -51,7 +51,7 @@ public struct AppleTokenVault: Sendable {
 
     /// Stores the tokens of `userID` in the caller's transaction. A nil refresh token keeps
     /// the stored one when the client id is unchanged (Apple's refresh grant returns none).
-    public func store(
+    package func store(
         in connection: any SQLConnection, userID: String, clientID: String, refreshToken: String?, accessToken: String?, now: Int64
     ) throws {
         try Self.upsert(
@@ -70,7 +70,7 @@ public struct AppleTokenVault: Sendable {
     }
 
     private static func upsert(
-        in connection: any SQLConnection, userID: String, clientID: String, refresh: SQLiteValue, access: SQLiteValue, now: Int64
+        in connection: any SQLConnection, userID: String, clientID: String, refresh: SQLValue, access: SQLValue, now: Int64
     ) throws {
         try connection.run(
             """
@@ -96,7 +96,7 @@ public struct AppleTokenVault: Sendable {
 
     /// `load` inside a transaction, e.g. to hand the tokens to the revocation queue in the
     /// same transaction that deletes the account.
-    public func load(userID: String, in connection: any SQLConnection) throws -> AppleTokens? {
+    package func load(userID: String, in connection: any SQLConnection) throws -> AppleTokens? {
         guard let row = try connection.queryOne(
             "SELECT client_id, refresh_token, access_token, updated_at, validated_at FROM apple_tokens WHERE user_id = ?",
             [.text(userID)]
@@ -112,7 +112,7 @@ public struct AppleTokenVault: Sendable {
 
     /// Forgets the user's tokens in the caller's transaction; returns whether there were any.
     @discardableResult
-    public static func drop(userID: String, in connection: any SQLConnection) throws -> Bool {
+    package static func drop(userID: String, in connection: any SQLConnection) throws -> Bool {
         try connection.run("DELETE FROM apple_tokens WHERE user_id = ?", [.text(userID)]) > 0
     }
 

@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 import Synchronization
 
 /// Collects "session used at time t" in memory and writes them in one transaction at most

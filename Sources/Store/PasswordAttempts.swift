@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 
 /// The failed-password counters of docs/guides/passwords-and-email.md: 5 failures for one email, or 20 from one client
 /// address, within 15 minutes, and further attempts are refused until the window passes. The

@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// Name and email held for a `sub` whose sign-in failed after Apple sent them (once).
 public struct PendingProfile: Sendable, Equatable {
@@ -22,7 +22,7 @@ public struct PendingProfileStore: Sendable {
 
     /// Holds the profile until `now + 24 h`. Fields the new profile lacks keep earlier
     /// values; nothing is stored when every field is empty.
-    public static func hold(appleSub: String, profile: ClientProfile, now: Int64, in connection: any SQLConnection) throws {
+    package static func hold(appleSub: String, profile: ClientProfile, now: Int64, in connection: any SQLConnection) throws {
         let given = nonEmpty(profile.givenName), family = nonEmpty(profile.familyName), email = nonEmpty(profile.email)
         guard !(given.isNull && family.isNull && email.isNull) else { return }
         try connection.run(
@@ -44,7 +44,7 @@ public struct PendingProfileStore: Sendable {
 
     /// Takes the unexpired profile of `appleSub` and deletes the row (expired or not), in the
     /// sign-in's transaction: if the sign-in rolls back, the profile is still there.
-    public static func adopt(appleSub: String, now: Int64, in connection: any SQLConnection) throws -> PendingProfile? {
+    package static func adopt(appleSub: String, now: Int64, in connection: any SQLConnection) throws -> PendingProfile? {
         let row = try connection.queryOne(
             "SELECT given_name, family_name, email, expires_at FROM pending_profiles WHERE apple_sub = ?", [.text(appleSub)]
         )
@@ -68,7 +68,7 @@ public struct PendingProfileStore: Sendable {
         try connection.run("DELETE FROM pending_profiles WHERE expires_at <= ?", [.integer(now)])
     }
 
-    private static func nonEmpty(_ text: String?) -> SQLiteValue {
+    private static func nonEmpty(_ text: String?) -> SQLValue {
         guard let text, !text.isEmpty else { return .null }
         return .text(text)
     }

@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// When each stored refresh token is next re-validated with Apple (`apple_tokens.validation_due_at`,
 /// docs/reference/http-api.md "Refresh-token re-validation"). Tokens stored by a sign-in start unscheduled; the
@@ -76,7 +76,7 @@ public struct RefreshValidationSchedule: Sendable {
     public func claimDue(now: Int64, idleTTL: Int64, limit: Int, lease: Int64, receivingTeam: String? = nil) async throws -> [Due] {
         try await engine.write { connection in
             let lock = connection.dialect == .postgres ? "FOR UPDATE SKIP LOCKED" : ""
-            var parameters: [SQLiteValue] = [.integer(now + lease), .integer(now)]
+            var parameters: [SQLValue] = [.integer(now + lease), .integer(now)]
             var arriving = ""
             if let receivingTeam {
                 arriving = """

@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 import WireFormat
 
 /// Why a replay check refused.
@@ -41,7 +41,7 @@ public struct ReplayGuard: Sendable {
     /// mark commits with the session. Throws `ReplayError.tokenAlreadyUsed` when it was used
     /// before; the caller's transaction then rolls back. The row is kept until the token's
     /// own expiry, after which the token is refused as expired anyway.
-    public static func recordUsedToken(_ tokenHash: [UInt8], expiresAt: Int64, in connection: any SQLConnection) throws {
+    package static func recordUsedToken(_ tokenHash: [UInt8], expiresAt: Int64, in connection: any SQLConnection) throws {
         let inserted = try connection.run(
             "INSERT INTO used_identity_tokens(token_hash, expires_at) VALUES (?, ?) ON CONFLICT(token_hash) DO NOTHING",
             [.blob(tokenHash), .integer(expiresAt)]
@@ -70,7 +70,7 @@ public struct ReplayGuard: Sendable {
     }
 
     /// Uses up the raw `nonce` in the caller's transaction, if we issued it.
-    public static func consumeNonce(_ nonce: String, now: Int64, in connection: any SQLConnection) throws -> NonceUse {
+    package static func consumeNonce(_ nonce: String, now: Int64, in connection: any SQLConnection) throws -> NonceUse {
         let hash = SHA256.hash(nonce)
         let used = try connection.run(
             "UPDATE issued_nonces SET used_at = ? WHERE nonce_hash = ? AND used_at IS NULL AND expires_at > ?",

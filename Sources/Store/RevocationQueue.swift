@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 import WireFormat
 
 /// A revocation Apple has not yet accepted.
@@ -40,7 +40,7 @@ public struct RevocationQueue: Sendable {
 
     /// Queues a revocation in the caller's transaction; first due at `firstAttemptAt`.
     @discardableResult
-    public func enqueue(
+    package func enqueue(
         in connection: any SQLConnection, userID: String?, clientID: String, token: String, kind: TokenKind, now: Int64, firstAttemptAt: Int64
     ) throws -> Int64 {
         let sealed = try cipher.seal(Array(token.utf8), associatedData: Self.associatedData(clientID: clientID, kind: kind))
@@ -49,7 +49,7 @@ public struct RevocationQueue: Sendable {
             INSERT INTO revocations(user_id, client_id, token, token_kind, attempts, next_attempt_at, created_at)
             VALUES (?, ?, ?, ?, 0, ?, ?) RETURNING id
             """,
-            [userID.map(SQLiteValue.text) ?? .null, .text(clientID), .blob(sealed), .text(kind.rawValue), .integer(firstAttemptAt), .integer(now)])
+            [userID.map(SQLValue.text) ?? .null, .text(clientID), .blob(sealed), .text(kind.rawValue), .integer(firstAttemptAt), .integer(now)])
         return try row?.int64(0) ?? 0
     }
 
@@ -83,7 +83,7 @@ public struct RevocationQueue: Sendable {
         return pending(rows).sorted { $0.createdAt < $1.createdAt }
     }
 
-    private func pending(_ rows: [Row]) -> [PendingRevocation] {
+    private func pending(_ rows: [SQLRow]) -> [PendingRevocation] {
         rows.compactMap { row in
             // The schema allows only the two kinds, so `kind` is never nil for a row written here.
             guard let clientID = try? row.string("client_id"), let kind = (try? row.string("token_kind")).flatMap(TokenKind.init),

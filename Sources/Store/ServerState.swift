@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// Small server-wide values kept across restarts, by key (table `server_state`).
 public struct ServerState: Sendable {

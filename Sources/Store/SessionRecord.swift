@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// One `sessions` row. The token itself is never stored, only its SHA-256.
 public struct SessionRecord: Sendable, Equatable {
@@ -16,7 +16,7 @@ public struct SessionRecord: Sendable, Equatable {
         s.created_at AS session_created_at, s.last_seen_at AS session_last_seen_at, s.expires_at AS session_expires_at
         """
 
-    init(row: Row) throws {
+    init(row: SQLRow) throws {
         id = try row.string("session_id")
         userID = try row.string("session_user_id")
         deviceName = try row.optionalString("session_device_name")

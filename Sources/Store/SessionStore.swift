@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 import WireFormat
 
 /// Sessions: opaque bearer tokens whose SHA-256 is the lookup key (a stolen database file
@@ -7,17 +7,11 @@ import WireFormat
 public struct SessionStore: Sendable {
     private let engine: any StoreEngine
     /// Internal, not private: tests wait for PostgreSQL's cache to listen.
-    let caching: SessionCaching
+    let caching: any SessionCaching
 
-    init(engine: any StoreEngine, caching: SessionCaching) {
+    init(engine: any StoreEngine, caching: any SessionCaching) {
         self.engine = engine
         self.caching = caching
-    }
-
-    static func cache(for database: Database) -> SessionCache? {
-        database.changes.flatMap { tracker in
-            tracker.tables.contains("sessions") && tracker.tables.contains("users") ? SessionCache(tracker: tracker) : nil
-        }
     }
 
     /// Token bytes before encoding: 256 bits (docs/reference/http-api.md).
@@ -34,7 +28,7 @@ public struct SessionStore: Sendable {
 
     /// Creates a session for `userID` inside the caller's write transaction (sign-in creates
     /// the user and the session together), expiring absolutely at `now + ttl`.
-    public static func create(
+    package static func create(
         in connection: any SQLConnection, userID: String, deviceName: String?, now: Int64, ttl: Int64
     ) throws -> NewSession {
         let secret = SecureRandom.bytes(tokenBytes)
@@ -47,7 +41,7 @@ public struct SessionStore: Sendable {
             INSERT INTO sessions(id, user_id, token_hash, device_name, created_at, last_seen_at, expires_at)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """,
-            [.text(record.id), .text(userID), .blob(SHA256.hash(secret)), record.deviceName.map(SQLiteValue.text) ?? .null,
+            [.text(record.id), .text(userID), .blob(SHA256.hash(secret)), record.deviceName.map(SQLValue.text) ?? .null,
              .integer(now), .integer(now), .integer(record.expiresAt)]
         )
         return NewSession(token: Base64.url.encode(secret), record: record)
@@ -97,54 +91,20 @@ public struct SessionStore: Sendable {
     public var cachedCount: Int { caching.count }
 
     private func read(_ hash: TokenHash) async throws -> LiveSession? {
-        switch caching {
-        case .none:
-            return try await readUncached(hash).map { LiveSession(session: $0.0, user: $0.1) }
-        case .notified(let cache):
-            let generation = cache.generation
-            guard let (session, user) = try await readUncached(hash) else { return nil }
-            let live = LiveSession(session: session, user: user)
-            cache.store(hash, live: live, readAt: generation)
-            return live
-        case .tracked(let cache):
-            return try await read(hash, tracking: cache)
-        }
+        try await caching.read(hash, engine: engine)
     }
 
-    private func readUncached(_ hash: TokenHash) async throws -> (SessionRecord, UserRecord)? {
+    /// The session of a token's hash as the database holds it, bypassing any cache.
+    static func readUncached(_ hash: TokenHash, engine: any StoreEngine) async throws -> LiveSession? {
         try await engine.read { connection in
-            guard let row = try connection.queryOne(Self.authenticateSQL, [.blob(hash.bytes)]) else { return nil }
-            return (try SessionRecord(row: row), try UserRecord(row: row))
+            guard let row = try connection.queryOne(authenticateSQL, [.blob(hash.bytes)]) else { return nil }
+            return LiveSession(session: try SessionRecord(row: row), user: try UserRecord(row: row))
         }
-    }
-
-    private func read(_ hash: TokenHash, tracking cache: SessionCache) async throws -> LiveSession? {
-        let sequence = cache.tracker.sequence
-        guard let (session, user, rows) = try await engine.read({ connection -> (SessionRecord, UserRecord, [RowChangeTracker.Row])? in
-            guard let row = try connection.queryOne(Self.authenticateWithRowIDsSQL, [.blob(hash.bytes)]) else { return nil }
-            let rows = [
-                RowChangeTracker.Row(table: cache.sessionsTable, rowid: try row.int64("session_rowid")),
-                RowChangeTracker.Row(table: cache.usersTable, rowid: try row.int64("user_rowid")),
-            ]
-            return (try SessionRecord(row: row), try UserRecord(row: row), rows)
-        }) else { return nil }
-        let live = LiveSession(session: session, user: user)
-        if let versions = cache.tracker.versions(of: rows, unchangedSince: sequence) {
-            cache.store(hash, live: live, rows: rows, versions: versions)
-        }
-        return live
     }
 
     /// Expiry and idleness are checked by the caller, so a cached row serves until it changes.
     static let authenticateSQL = """
         SELECT \(SessionRecord.columns), \(UserRecord.columns)
-        FROM sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.token_hash = ?
-        """
-
-    /// With SQLite's rowids, which the cache's change tracker knows rows by.
-    static let authenticateWithRowIDsSQL = """
-        SELECT \(SessionRecord.columns), \(UserRecord.columns), s.rowid AS session_rowid, u.rowid AS user_rowid
         FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = ?
         """
@@ -168,13 +128,13 @@ public struct SessionStore: Sendable {
 
     /// Ends session `id` only if it belongs to `userID`. false when it is unknown, already
     /// ended, or another user's (all 404, so ids of others' sessions cannot be probed).
-    public static func end(id: String, userID: String, in connection: any SQLConnection) throws -> Bool {
+    package static func end(id: String, userID: String, in connection: any SQLConnection) throws -> Bool {
         try connection.run("DELETE FROM sessions WHERE id = ? AND user_id = ?", [.text(id), .text(userID)]) > 0
     }
 
     public func end(id: String, userID: String) async throws -> Bool {
         let ended = try await engine.write { try Self.end(id: id, userID: userID, in: $0) }
-        if case .tracked(let cache) = caching { cache.forget(sessionID: id) }
+        caching.forget(sessionID: id)
         return ended
     }
 
@@ -183,23 +143,18 @@ public struct SessionStore: Sendable {
     /// the database's NOTIFY reaches this instance's listener a moment later, and until then
     /// the entries would still be served here.
     func dropCached(userID: String) {
-        switch caching {
-        case .none: break
-        case .tracked(let cache): cache.sweep()
-        case .notified(let cache): cache.invalidate(NotifiedSessionCache.userPayload(userID))
-        }
+        caching.dropCached(userID: userID)
     }
 
     /// Frees the memory of cached sessions that ended some other way (Housekeeping).
     @discardableResult
     public func sweepCache() -> Int {
-        if case .tracked(let cache) = caching { return cache.sweep() }
-        return 0
+        caching.sweep()
     }
 
     /// Ends every session of the user; returns how many there were.
     @discardableResult
-    public static func endAll(userID: String, in connection: any SQLConnection) throws -> Int {
+    package static func endAll(userID: String, in connection: any SQLConnection) throws -> Int {
         try connection.run("DELETE FROM sessions WHERE user_id = ?", [.text(userID)])
     }
 
@@ -242,31 +197,6 @@ public struct SessionStore: Sendable {
             try connection.run(
                 "UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?", [.integer(time), .text(id), .integer(time)]
             )
-        }
-    }
-}
-
-/// How sessions are kept in memory, if at all.
-enum SessionCaching: Sendable {
-    case none
-    /// SQLite: entries checked against the engine's own change tracker.
-    case tracked(SessionCache)
-    /// PostgreSQL: entries dropped when the database NOTIFYs a change.
-    case notified(NotifiedSessionCache)
-
-    func lookup(_ tokenHash: TokenHash) -> LiveSession? {
-        switch self {
-        case .none: nil
-        case .tracked(let cache): cache.lookup(tokenHash)
-        case .notified(let cache): cache.lookup(tokenHash)
-        }
-    }
-
-    var count: Int {
-        switch self {
-        case .none: 0
-        case .tracked(let cache): cache.count
-        case .notified(let cache): cache.count
         }
     }
 }

@@ -1,6 +1,5 @@
 import OpenSSLCrypto
-import PostgreSQL
-import SQLite
+import SQLRow
 
 /// An access-token signing key as `signing_keys` keeps it.
 public struct SigningKeyRecord: Sendable, Equatable {
@@ -204,5 +203,5 @@ public struct SigningKeyStore: Sendable {
         try connection.run("SELECT pg_advisory_xact_lock(?)", [.integer(lockKey)])
     }
 
-    static let lockKey = PostgresConnection.advisoryLockKey("siwa-signing-keys")
+    static let lockKey = PostgresEngine.advisoryLockKey("siwa-signing-keys")
 }

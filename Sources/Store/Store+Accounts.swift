@@ -1,5 +1,4 @@
-import PostgreSQL
-import SQLite
+import SQLRow
 import WireFormat
 
 /// What Apple's server-to-server notifications ask of an account (APPLE.md §7).
@@ -157,7 +156,7 @@ extension Store {
 
 extension Store {
     /// The advisory lock that makes housekeeping one instance's job at a time (PostgreSQL).
-    static let housekeepingLock = PostgresConnection.advisoryLockKey("siwa-server housekeeping")
+    static let housekeepingLock = PostgresEngine.advisoryLockKey("siwa-server housekeeping")
 
     /// Housekeeping's deletes in one transaction: sessions past their absolute or idle expiry,
     /// replay marks, nonces, pending profiles, web sign-ins, app return codes, password reset
@@ -203,14 +202,12 @@ extension Store {
                 }
                 try connection.run(
                     "UPDATE users SET external_id = ?, updated_at = ? WHERE id = ?",
-                    [externalID.map(SQLiteValue.text) ?? .null, .integer(now), .text(userID)])
+                    [externalID.map(SQLValue.text) ?? .null, .integer(now), .text(userID)])
                 let after = try UserStore.user(id: userID, in: connection)
                 try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
                 return after
             }
-        } catch let error as SQLiteError where error.isUniqueViolation {
-            throw ExternalIDTaken()
-        } catch let error as PostgresError where error.isUniqueViolation {
+        } catch StoreError.uniqueViolation {
             throw ExternalIDTaken()
         }
     }

@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 import WireFormat
 
 /// Binding a verified Apple ID to an existing user (docs/guides/passwords-and-email.md): the upgrade from a password, or

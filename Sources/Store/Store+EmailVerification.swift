@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 import WireFormat
 
 /// docs/guides/passwords-and-email.md: proving a password's email, and what an unproven one may not do.

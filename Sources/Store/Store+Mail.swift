@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// docs/guides/passwords-and-email.md: the messages a change writes besides codes (those go in `sendCode`).
 extension Store {

@@ -1,5 +1,4 @@
-import PostgreSQL
-import SQLite
+import SQLRow
 
 /// A user's password (docs/guides/passwords-and-email.md): the email it signs in with (normalized) and its PHC hash.
 public struct PasswordCredential: Sendable, Equatable {
@@ -11,7 +10,7 @@ public struct PasswordCredential: Sendable, Equatable {
     public let createdAt: Int64
     public let updatedAt: Int64
 
-    init(row: Row) throws {
+    init(row: SQLRow) throws {
         userID = try row.string("user_id")
         email = try row.string("email")
         hash = try row.string("hash")
@@ -350,7 +349,7 @@ extension Store {
         try connection.run("UPDATE users SET updated_at = ? WHERE id = ?", [.integer(now), .text(userID)])
     }
 
-    static func nonEmpty(_ text: String?) -> SQLiteValue {
+    static func nonEmpty(_ text: String?) -> SQLValue {
         guard let text, !text.isEmpty else { return .null }
         return .text(text)
     }
@@ -359,9 +358,7 @@ extension Store {
     static func mappingDuplicateEmail<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as SQLiteError where error.isUniqueViolation {
-            throw PasswordAccountConflict.accountExists
-        } catch let error as PostgresError where error.isUniqueViolation {
+        } catch StoreError.uniqueViolation {
             throw PasswordAccountConflict.accountExists
         }
     }

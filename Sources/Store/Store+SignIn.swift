@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// Apple's tokens from a code exchange, sealed into the user's row by the sign-in's commit.
 public struct AppleTokenGrant: Sendable {
@@ -106,7 +106,7 @@ extension Store {
                 let (user, created) = try Self.commitSignIn(write, now: now, vault: vault, outbox: outbox, in: connection)
                 try connection.run(
                     "INSERT INTO app_return_codes(code_hash, user_id, code_challenge, created, expires_at) VALUES (?, ?, ?, ?, ?)",
-                    [.blob(grant.codeHash), .text(user.id), .text(grant.codeChallenge), SQLiteValue(created), .integer(grant.expiresAt)])
+                    [.blob(grant.codeHash), .text(user.id), .text(grant.codeChallenge), SQLValue(created), .integer(grant.expiresAt)])
                 return (user, created)
             }
         }

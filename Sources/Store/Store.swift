@@ -1,14 +1,10 @@
 import OpenSSLCrypto
-import PostgreSQL
-import SQLite
 
 /// The product's database, behind one face: every operation the application performs is a
 /// named call on this object or one of its parts, and each runs as one transaction. Which
-/// engine holds the rows (SQLite today) is this module's business alone.
+/// engine holds the rows (SQLite or PostgreSQL, each under Engine/) is this module's business alone.
 public final class Store: Sendable {
     let engine: any StoreEngine
-    /// The SQLite database when that is the engine (tests count its commits).
-    let database: Database?
     public let users: UserStore
     /// Sessions, served from a cache that the engine keeps true (SQLite's change tracker,
     /// PostgreSQL's NOTIFY).
@@ -32,28 +28,8 @@ public final class Store: Sendable {
     /// The mail outbox's messages on their way to the SMTP server (docs/guides/passwords-and-email.md).
     public let mail: MailQueue
 
-    /// Opens the database at `path` (creating it and its folder) with its schema brought up
-    /// to date; refuses a database migrated by a newer build. `dataKey` gives the key that seals
-    /// Apple's tokens, asked once the database (and its folder) exists. A write waits up to
-    /// `busyTimeout` for a lock another process holds, then fails with `StoreUnavailable`.
-    public convenience init(
-        path: String, readers: Int = 4, busyTimeout: Duration = Connection.defaultBusyTimeout, events: WebhookEventRenderer? = nil,
-        mail: MailSettings? = nil, dataKey: () throws -> [UInt8]
-    ) throws {
-        let database = try StoreOpener.open(path: path, readers: readers, busyTimeout: busyTimeout)
-        do {
-            try self.init(
-                engine: SQLiteEngine(database: database), database: database,
-                caching: SessionStore.cache(for: database).map(SessionCaching.tracked) ?? .none, events: events, mail: mail,
-                dataKey: dataKey())
-        } catch {
-            database.close()
-            throw error
-        }
-    }
-
     init(
-        engine: any StoreEngine, database: Database?, caching: SessionCaching, events: WebhookEventRenderer?, mail: MailSettings? = nil,
+        engine: any StoreEngine, events: WebhookEventRenderer?, mail: MailSettings? = nil,
         dataKey: [UInt8]
     ) throws {
         self.engine = engine
@@ -61,11 +37,10 @@ public final class Store: Sendable {
         outbox = WebhookOutbox(renderer: events, cipher: cipher, mail: MailOutbox(settings: mail, cipher: cipher))
         webhooks = WebhookQueue(engine: engine, cipher: cipher)
         self.mail = MailQueue(engine: engine, cipher: cipher)
-        self.database = database
         vault = try AppleTokenVault(engine: engine, key: dataKey)
         revocations = try RevocationQueue(engine: engine, key: dataKey)
         users = UserStore(engine: engine)
-        sessions = SessionStore(engine: engine, caching: caching)
+        sessions = SessionStore(engine: engine, caching: engine.sessionCaching)
         replay = ReplayGuard(engine: engine)
         pendingProfiles = PendingProfileStore(engine: engine)
         webSignIns = WebSignInStore(engine: engine)
@@ -86,37 +61,9 @@ public final class Store: Sendable {
         mail: MailSettings? = nil, dataKey: () throws -> [UInt8]
     ) throws -> Store {
         guard isPostgres(location) else {
-            return try Store(
-                path: location, readers: connections, busyTimeout: busyTimeout ?? Connection.defaultBusyTimeout, events: events,
-                mail: mail, dataKey: dataKey)
+            return try openSQLite(location, readers: connections, busyTimeout: busyTimeout, events: events, mail: mail, dataKey: dataKey)
         }
-        try migratePostgres(location)
-        let pool = try PostgresEngine.mappingUnavailable { try PostgresPool(location, size: connections, applicationName: "siwa-server") }
-        let cache = NotifiedSessionCache()
-        let listener: PostgresListener
-        do {
-            listener = try PostgresListener(
-                location, channels: [NotifiedSessionCache.channel], applicationName: "siwa-server cache",
-                confirmEvery: NotifiedSessionCache.confirmationInterval, confirmWithin: NotifiedSessionCache.confirmationLimit
-            ) { event in
-                switch event {
-                case .listening: cache.listenerConnected()
-                case .notification(let notification): cache.invalidate(notification.payload)
-                case .confirmed: cache.listenerConfirmed()
-                case .disconnected: cache.listenerLost()
-                }
-            }
-        } catch {
-            pool.close()
-            throw error
-        }
-        let engine = PostgresEngine(pool: pool, url: location, listener: listener, cache: cache)
-        do {
-            return try Store(engine: engine, database: nil, caching: .notified(cache), events: events, mail: mail, dataKey: dataKey())
-        } catch {
-            engine.close()
-            throw error
-        }
+        return try openPostgres(location, connections: connections, events: events, mail: mail, dataKey: dataKey)
     }
 
     /// Whether `location` is a PostgreSQL URL rather than a SQLite path.
@@ -131,13 +78,6 @@ public final class Store: Sendable {
         let authority = rest.prefix { $0 != "/" && $0 != "?" }
         guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return location }
         return String(location[...colon]) + "***" + String(location[at...])
-    }
-
-    @discardableResult
-    static func migratePostgres(_ url: String) throws -> [Migration] {
-        let connection = try PostgresEngine.mappingUnavailable { try PostgresConnection(url, applicationName: "siwa-server migrate") }
-        defer { connection.close() }
-        return try PostgresSchema.migrate(connection)
     }
 
     /// Batches `last_seen_at` writes of authenticated requests into one commit per `interval`.
@@ -183,37 +123,6 @@ public final class Store: Sendable {
     /// schema this build understands.
     public static func inspect(path: String) -> (ok: Bool, detail: String) {
         if isPostgres(path) { return inspectPostgres(path) }
-        do {
-            let database = try Database(path: path, readers: 1)
-            defer { database.close() }
-            try database.writeAndWait { _ in }
-            let version = try database.read { connection -> Int? in
-                let tables = try connection.queryOne("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
-                guard try tables?.int("n") == 1 else { return 0 }
-                return try connection.queryOne("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations")?.int("version")
-            }
-            if let version, version > Schema.version {
-                return (false, "schema version \(version) is newer than this build (\(Schema.version))")
-            }
-            return (true, "writable, schema version \(version ?? 0) of \(Schema.version)")
-        } catch {
-            return (false, "\(error)")
-        }
-    }
-
-    /// PostgreSQL: it answers, and its schema is one this build understands.
-    private static func inspectPostgres(_ url: String) -> (ok: Bool, detail: String) {
-        do {
-            let connection = try PostgresConnection(url, applicationName: "siwa-server check-config")
-            defer { connection.close() }
-            let exists = try connection.queryOne("SELECT to_regclass('schema_migrations') IS NOT NULL")?.bool(0) ?? false
-            let version = exists ? try connection.queryOne("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")?.int(0) ?? 0 : 0
-            if version > Schema.version {
-                return (false, "PostgreSQL answers; schema version \(version) is newer than this build (\(Schema.version))")
-            }
-            return (true, "PostgreSQL \(connection.serverVersion / 10000) answers, schema version \(version) of \(Schema.version)")
-        } catch {
-            return (false, "PostgreSQL: \(error)")
-        }
+        return inspectSQLite(path)
     }
 }

@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// One `team_transfers` row.
 struct TransferRow {
@@ -36,8 +36,8 @@ struct TransferRow {
                 updated_at = excluded.updated_at
             """,
             [
-                .text(userID), .text(targetTeam), transferSub.map(SQLiteValue.text) ?? .null, exportedAt.map(SQLiteValue.integer) ?? .null,
-                importedAt.map(SQLiteValue.integer) ?? .null, .integer(attempts), lastError.map(SQLiteValue.text) ?? .null, .integer(updatedAt),
+                .text(userID), .text(targetTeam), transferSub.map(SQLValue.text) ?? .null, exportedAt.map(SQLValue.integer) ?? .null,
+                importedAt.map(SQLValue.integer) ?? .null, .integer(attempts), lastError.map(SQLValue.text) ?? .null, .integer(updatedAt),
             ])
     }
 }

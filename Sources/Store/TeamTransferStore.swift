@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// A user the sending team has yet to export.
 public struct TransferExportCandidate: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// One `users` row (docs/reference/http-api.md `USER`). Times are Unix seconds.
 public struct UserRecord: Sendable, Equatable {
@@ -50,7 +50,7 @@ public struct UserRecord: Sendable, Equatable {
         EXISTS (SELECT 1 FROM password_credentials p WHERE p.user_id = u.id) AS has_password
         """
 
-    init(row: Row) throws {
+    init(row: SQLRow) throws {
         id = try row.string("id")
         appleSub = try row.optionalString("apple_sub")
         email = try row.optionalString("email")
@@ -81,7 +81,7 @@ public struct UserRecord: Sendable, Equatable {
     /// else means the file was edited behind the server's back.
     private static func decode<T: RawRepresentable>(_ text: String) throws -> T where T.RawValue == String {
         guard let value = T(rawValue: text) else {
-            throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "unexpected value '\(text)' for \(T.self)")
+            throw StoreError.invariant("unexpected value '\(text)' for \(T.self)")
         }
         return value
     }

@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// Which users a listing asks for (docs/guides/connecting-your-backend.md `GET /admin/users`, `siwa-server users list`): every
 /// field given must equal the stored value exactly; none given lists every user.
@@ -29,9 +29,9 @@ extension UserStore {
     }
 
     /// The page's query: each filter is an index (email with id, apple_sub, external_id).
-    static func listing(matching filter: UserFilter, after afterID: String?, limit: Int) -> (String, [SQLiteValue]) {
+    static func listing(matching filter: UserFilter, after afterID: String?, limit: Int) -> (String, [SQLValue]) {
         var conditions: [String] = []
-        var parameters: [SQLiteValue] = []
+        var parameters: [SQLValue] = []
         for (column, value) in [("email", filter.email), ("apple_sub", filter.appleSub), ("external_id", filter.externalID)] {
             guard let value else { continue }
             conditions.append("u.\(column) = ?")

@@ -1,4 +1,4 @@
-import SQLite
+import SQLRow
 
 /// What a verified identity token says about its subject. Only these values may overwrite
 /// what is stored: they are signed by Apple.
@@ -57,11 +57,11 @@ public struct UserStore: Sendable {
         try await engine.read { try Self.user(appleSub: appleSub, in: $0) }
     }
 
-    public static func user(id: String, in connection: any SQLConnection) throws -> UserRecord? {
+    package static func user(id: String, in connection: any SQLConnection) throws -> UserRecord? {
         try connection.queryOne("SELECT \(UserRecord.columns) FROM users u WHERE u.id = ?", [.text(id)]).map(UserRecord.init)
     }
 
-    public static func user(appleSub: String, in connection: any SQLConnection) throws -> UserRecord? {
+    package static func user(appleSub: String, in connection: any SQLConnection) throws -> UserRecord? {
         try connection.queryOne("SELECT \(UserRecord.columns) FROM users u WHERE u.apple_sub = ?", [.text(appleSub)])
             .map(UserRecord.init)
     }
@@ -76,7 +76,7 @@ public struct UserStore: Sendable {
     /// creation, and an email known only from it is stored unverified. Signing in restores
     /// `apple_credential` to `authorized` (after `consent-revoked`). `locale` is a new user's
     /// language (docs/guides/passwords-and-email.md), from the request.
-    public static func upsertOnSignIn(
+    package static func upsertOnSignIn(
         in connection: any SQLConnection, identity: VerifiedIdentity, profile: ClientProfile?, locale: String = "en", now: Int64
     ) throws -> (user: UserRecord, created: Bool) {
         if let existing = try user(appleSub: identity.appleSub, in: connection) {
@@ -89,8 +89,8 @@ public struct UserStore: Sendable {
                         email_forwarding = CASE WHEN ? = 1 THEN COALESCE(email_forwarding, 'enabled') ELSE NULL END
                     WHERE id = ?
                     """,
-                    [.text(email), SQLiteValue(identity.emailVerified), SQLiteValue(identity.isPrivateEmail),
-                     SQLiteValue(identity.isPrivateEmail), .text(existing.id)]
+                    [.text(email), SQLValue(identity.emailVerified), SQLValue(identity.isPrivateEmail),
+                     SQLValue(identity.isPrivateEmail), .text(existing.id)]
                 )
             }
             if let status = identity.realUserStatus {
@@ -101,7 +101,7 @@ public struct UserStore: Sendable {
                 [.integer(now), .text(existing.id)]
             )
             guard let updated = try user(id: existing.id, in: connection) else {
-                throw SQLiteError(code: 1, message: "user \(existing.id) vanished inside its own transaction")
+                throw StoreError.invariant("user \(existing.id) vanished inside its own transaction")
             }
             return (updated, false)
         }
@@ -117,8 +117,8 @@ public struct UserStore: Sendable {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'authorized', ?, ?, ?)
             """,
             [
-                .text(id), .text(identity.appleSub), email.map(SQLiteValue.text) ?? .null,
-                SQLiteValue(fromToken && identity.emailVerified), SQLiteValue(isPrivate),
+                .text(id), .text(identity.appleSub), email.map(SQLValue.text) ?? .null,
+                SQLValue(fromToken && identity.emailVerified), SQLValue(isPrivate),
                 isPrivate ? .text("enabled") : .null,
                 .text((identity.realUserStatus ?? .unsupported).rawValue),
                 nonEmpty(profile?.givenName), nonEmpty(profile?.familyName), .text(locale),
@@ -126,12 +126,12 @@ public struct UserStore: Sendable {
             ]
         )
         guard let created = try user(id: id, in: connection) else {
-            throw SQLiteError(code: 1, message: "user \(id) vanished inside its own transaction")
+            throw StoreError.invariant("user \(id) vanished inside its own transaction")
         }
         return (created, true)
     }
 
-    private static func nonEmpty(_ text: String?) -> SQLiteValue {
+    private static func nonEmpty(_ text: String?) -> SQLValue {
         guard let text, !text.isEmpty else { return .null }
         return .text(text)
     }
@@ -142,7 +142,7 @@ public struct UserStore: Sendable {
     /// when the event carries them (events are signed by Apple, so they count as verified).
     /// Returns whether anything changed; false also for an unknown `sub`.
     @discardableResult
-    public static func setEmailForwarding(
+    package static func setEmailForwarding(
         in connection: any SQLConnection, appleSub: String, enabled: Bool, email: String? = nil, isPrivateEmail: Bool? = nil,
         now: Int64
     ) throws -> Bool {
@@ -159,8 +159,8 @@ public struct UserStore: Sendable {
             UPDATE users SET email_forwarding = ?, email = ?, is_private_email = ?, email_verified = ?, updated_at = ?
             WHERE id = ?
             """,
-            [.text(forwarding.rawValue), newEmail.map(SQLiteValue.text) ?? .null, SQLiteValue(newPrivate),
-             SQLiteValue(newVerified), .integer(now), .text(existing.id)]
+            [.text(forwarding.rawValue), newEmail.map(SQLValue.text) ?? .null, SQLValue(newPrivate),
+             SQLValue(newVerified), .integer(now), .text(existing.id)]
         )
         return true
     }
@@ -170,7 +170,7 @@ public struct UserStore: Sendable {
     /// transaction. The user row stays so the next sign-in restores the same account.
     /// Returns whether anything changed.
     @discardableResult
-    public static func markRevoked(in connection: any SQLConnection, userID: String, now: Int64) throws -> Bool {
+    package static func markRevoked(in connection: any SQLConnection, userID: String, now: Int64) throws -> Bool {
         let marked = try connection.run(
             "UPDATE users SET apple_credential = 'revoked', updated_at = ? WHERE id = ? AND apple_credential <> 'revoked'",
             [.integer(now), .text(userID)]
@@ -183,7 +183,7 @@ public struct UserStore: Sendable {
     /// Deletes the user; its sessions and stored Apple tokens go with it (ON DELETE CASCADE).
     /// Returns false when there was no such user.
     @discardableResult
-    public static func delete(in connection: any SQLConnection, userID: String) throws -> Bool {
+    package static func delete(in connection: any SQLConnection, userID: String) throws -> Bool {
         try connection.run("DELETE FROM users WHERE id = ?", [.text(userID)]) > 0
     }
 

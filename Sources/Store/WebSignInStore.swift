@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 import WireFormat
 
 /// A redirect to Apple that is waiting for its callback.
@@ -53,8 +53,8 @@ public struct WebSignInStore: Sendable {
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """,
                 [.blob(SHA256.hash(Array(started.state.utf8))), .blob(SHA256.hash(Array(started.binding.utf8))),
-                 .text(started.nonce), .text(returnTo), codeChallenge.map(SQLiteValue.text) ?? .null,
-                 linkSessionID.map(SQLiteValue.text) ?? .null, .integer(started.expiresAt)])
+                 .text(started.nonce), .text(returnTo), codeChallenge.map(SQLValue.text) ?? .null,
+                 linkSessionID.map(SQLValue.text) ?? .null, .integer(started.expiresAt)])
         }
         return started
     }

@@ -1,5 +1,5 @@
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 
 /// The events of docs/guides/connecting-your-backend.md that a change to a user emits.
 public enum WebhookEventType: String, Sendable, CaseIterable {

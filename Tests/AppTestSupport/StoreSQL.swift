@@ -9,15 +9,15 @@ public struct StoreSQL: Sendable {
 
     public init(_ store: Store) { self.store = store }
 
-    public func read<T>(_ body: (StoreConnection) throws -> T) throws -> T {
+    package func read<T>(_ body: (StoreConnection) throws -> T) throws -> T {
         try store.readBlocking { try body(StoreConnection($0)) }
     }
 
-    public func writeAndWait<T>(_ body: (StoreConnection) throws -> T) throws -> T {
+    package func writeAndWait<T>(_ body: (StoreConnection) throws -> T) throws -> T {
         try store.writeBlocking { try body(StoreConnection($0)) }
     }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (StoreConnection) throws -> T) async throws -> T {
+    package func write<T: Sendable>(_ body: @escaping @Sendable (StoreConnection) throws -> T) async throws -> T {
         try await store.write { try body(StoreConnection($0)) }
     }
 

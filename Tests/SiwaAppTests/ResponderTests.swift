@@ -159,9 +159,9 @@ import TestSupport
         struct Surprise: Error {}
         #expect(render(SignIn.Failure.storage(Surprise())).status == 500)
         #expect(render(SignIn.Failure.storage(Surprise())).code == "internal_error")
-        #expect(render(SignIn.Failure.storage(StoreUnavailable(reason: "down"))).status == 503)
-        #expect(render(SignIn.Failure.storage(StoreUnavailable(reason: "down"))).code == "database_unavailable")
-        #expect(render(StoreUnavailable(reason: "down")).code == "database_unavailable")
+        #expect(render(SignIn.Failure.storage(StoreError.unavailable(reason: "down"))).status == 503)
+        #expect(render(SignIn.Failure.storage(StoreError.unavailable(reason: "down"))).code == "database_unavailable")
+        #expect(render(StoreError.unavailable(reason: "down")).code == "database_unavailable")
     }
 
     /// docs/reference/http-api.md: a page route that cannot reach the database is a 503 page, the web callback's
@@ -169,7 +169,7 @@ import TestSupport
     @Test func anUnavailableDatabaseIsA503PageToo() {
         struct Surprise: Error {}
         let cases: [(any Error, Int)] = [
-            (StoreUnavailable(reason: "down"), 503), (WebSignIn.Failure.signIn(.storage(StoreUnavailable(reason: "down"))), 503),
+            (StoreError.unavailable(reason: "down"), 503), (WebSignIn.Failure.signIn(.storage(StoreError.unavailable(reason: "down"))), 503),
             (WebSignIn.Failure.signIn(.storage(Surprise())), 500),
         ]
         for (error, status) in cases {

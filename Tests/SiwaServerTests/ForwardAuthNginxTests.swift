@@ -105,10 +105,12 @@ struct ForwardAuthNginxTests {
         await simulator.stop()
     }
 
-    @Test func theReadmeShowsTheTestedConfiguration() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+    @Test func theGuideShowsTheTestedConfiguration() throws {
+        let guide = try String(contentsOf: Self.root.appendingPathComponent("docs/guides/connecting-your-backend.md"), encoding: .utf8)
         let configuration = try Self.shippedConfiguration
         let serverBlock = try #require(configuration.range(of: "server {")).lowerBound
-        #expect(readme.contains(String(configuration[serverBlock...])), "README's nginx example is Config/nginx-forward-auth.conf's server block")
+        #expect(
+            guide.contains(String(configuration[serverBlock...])),
+            "the guide's nginx example is Config/nginx-forward-auth.conf's server block")
     }
 }

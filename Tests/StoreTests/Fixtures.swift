@@ -39,7 +39,7 @@ func makeUser(_ store: Store, sub: String = "001234.abcd.0123", now: Int64 = 1_0
 extension Store {
     /// Sessions read from the database on every call: for tests of `SessionStore`'s SQL rather
     /// than of a cache in front of it.
-    var uncachedSessions: SessionStore { SessionStore(engine: engine, caching: .none) }
+    var uncachedSessions: SessionStore { SessionStore(engine: engine, caching: UncachedSessions()) }
 }
 
 struct CacheNotListening: Error {}
@@ -47,7 +47,7 @@ struct CacheNotListening: Error {}
 /// Returns once `store`'s session cache may serve from memory. PostgreSQL's cache serves only
 /// while its listener listens, and the listener connects on a thread of its own after `open`.
 func cacheReady(_ store: Store) async throws {
-    guard case .notified(let cache) = store.sessions.caching else { return }
+    guard let cache = store.sessions.caching as? NotifiedSessionCache else { return }
     guard try await eventually({ cache.isListening }) else { throw CacheNotListening() }
 }
 

@@ -107,7 +107,7 @@ import TestSupport
     func aCommitThatFailsLeavesTheCacheServing() async throws {
         try await withStore(.postgres) { store in
             try await cacheReady(store)
-            guard case .notified(let cache) = store.sessions.caching else { throw CacheNotListening() }
+            guard let cache = store.sessions.caching as? NotifiedSessionCache else { throw CacheNotListening() }
             try await store.engine.write {
                 _ = try $0.run("CREATE TABLE deferred_check(x integer UNIQUE DEFERRABLE INITIALLY DEFERRED)")
             }
@@ -134,7 +134,7 @@ import TestSupport
     func onlyALastSeenChangeIsNotAnnounced() async throws {
         try await withStore(.postgres) { store in
             try await cacheReady(store)
-            guard case .notified(let cache) = store.sessions.caching else { throw CacheNotListening() }
+            guard let cache = store.sessions.caching as? NotifiedSessionCache else { throw CacheNotListening() }
             let userID = try await makeUser(store)
             let session = try await store.sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
             let hash = try #require(TokenHash(token: Substring(session.token), decodedCount: 32))
@@ -161,7 +161,7 @@ import TestSupport
     func aWriteThatAnnouncesNothingSendsNoMarker() async throws {
         try await withStore(.postgres) { store in
             try await cacheReady(store)
-            guard case .notified(let cache) = store.sessions.caching, let url = (store.engine as? PostgresEngine)?.url else {
+            guard let cache = store.sessions.caching as? NotifiedSessionCache, let url = (store.engine as? PostgresEngine)?.url else {
                 throw CacheNotListening()
             }
             let heard = Mutex<(listening: Bool, payloads: [String])>((false, []))

@@ -53,7 +53,7 @@ struct SignIn: Sendable {
             case .keysUnavailable: "keys_unavailable"
             case .accountExists: "account_exists"
             case .binding(let conflict): conflict == .appleIDInUse ? "apple_id_in_use" : "conflict"
-            case .storage(let cause): cause is StoreUnavailable ? "database_unavailable" : "error"
+            case .storage(let cause): (cause as? StoreError)?.isUnavailable == true ? "database_unavailable" : "error"
             }
         }
     }

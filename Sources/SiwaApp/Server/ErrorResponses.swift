@@ -113,7 +113,7 @@ struct ErrorResponses: Sendable {
             return json(409, code: "conflict", description: "another user already has this external_id")
         case let failure as PasswordFailure:
             return response(for: failure)
-        case is StoreUnavailable:
+        case StoreError.unavailable:
             return json(503, code: "database_unavailable", description: "the database is unavailable; try again shortly")
         case let failure as NotificationProcessor.Refusal:
             switch failure {
@@ -194,7 +194,7 @@ struct ErrorResponses: Sendable {
         case let failure as WebSignIn.Failure:
             let (status, title, message) = Self.page(for: failure)
             return Pages.error(status, title: title, message: message, language: language)
-        case is StoreUnavailable:
+        case StoreError.unavailable:
             let unavailable = PageError.databaseUnavailable
             return Pages.error(unavailable.status, title: unavailable.title, message: unavailable.message, language: language)
         case is APIError, is HTTPRefusal:

@@ -1,32 +1,25 @@
-import SQLite
-
-/// The values the Store binds and reads, whichever engine runs the SQL.
-typealias SQLValue = SQLiteValue
+import SQLRow
 
 /// Which engine a connection belongs to, for the few statements whose SQL differs.
-public enum SQLDialect: Sendable {
+package enum SQLDialect: Sendable {
     case sqlite
     case postgres
 }
 
 /// A connection inside a transaction, as the Store's SQL sees it. SQL is written once with
-/// `?` placeholders; the PostgreSQL engine numbers them. Rows come back as `SQLite.Row` from
-/// either engine, so record decoders are written once.
-public protocol SQLConnection: AnyObject {
+/// `?` placeholders; the PostgreSQL engine numbers them. Values and rows are the drivers'
+/// shared types (module SQLRow), so record decoders are written once and nothing is converted.
+package protocol SQLConnection: AnyObject {
     var dialect: SQLDialect { get }
     @discardableResult
-    func run(_ sql: String, _ parameters: [SQLiteValue]) throws -> Int
-    func query(_ sql: String, _ parameters: [SQLiteValue]) throws -> [Row]
-    func queryOne(_ sql: String, _ parameters: [SQLiteValue]) throws -> Row?
-}
-
-extension Connection: SQLConnection {
-    public var dialect: SQLDialect { .sqlite }
+    func run(_ sql: String, _ parameters: [SQLValue]) throws -> Int
+    func query(_ sql: String, _ parameters: [SQLValue]) throws -> [SQLRow]
+    func queryOne(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRow?
 }
 
 extension SQLConnection {
     @discardableResult
     func run(_ sql: String) throws -> Int { try run(sql, []) }
-    func query(_ sql: String) throws -> [Row] { try query(sql, []) }
-    func queryOne(_ sql: String) throws -> Row? { try queryOne(sql, []) }
+    func query(_ sql: String) throws -> [SQLRow] { try query(sql, []) }
+    func queryOne(_ sql: String) throws -> SQLRow? { try queryOne(sql, []) }
 }

@@ -1,10 +1,10 @@
-import SQLite
-
 /// Where the Store's rows live: SQLite (the embedded default) or PostgreSQL (several
 /// instances). Every call runs `body` as one transaction on a connection of the engine, on a
 /// thread that may block (never an I/O loop's).
 protocol StoreEngine: Sendable {
     var dialect: SQLDialect { get }
+    /// How this engine keeps sessions in memory (asked once, by the Store's `SessionStore`).
+    var sessionCaching: any SessionCaching { get }
     /// One write transaction; returns once committed.
     @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
@@ -20,54 +20,4 @@ protocol StoreEngine: Sendable {
     /// it by itself; returns the pages (or rows) that were free.
     func reclaimSpace() async throws -> Int
     func close()
-}
-
-/// The embedded engine: one writer thread with group commit, pooled readers (`SQLite.Database`).
-/// A lock another process holds past the busy timeout is `StoreUnavailable`.
-struct SQLiteEngine: StoreEngine {
-    let database: Database
-
-    var dialect: SQLDialect { .sqlite }
-
-    @discardableResult
-    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await Self.mappingUnavailable { try await database.write { try body($0) } }
-    }
-
-    // SQLite reads take microseconds from a pooled connection: run on the caller's thread.
-    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try Self.mappingUnavailable { try database.read { try body($0) } }
-    }
-
-    func readBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try Self.mappingUnavailable { try database.read { try body($0) } }
-    }
-
-    func writeBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try Self.mappingUnavailable { try database.writeAndWait { try body($0) } }
-    }
-
-    func ping() async -> Bool { database.ping() }
-
-    func reclaimSpace() async throws -> Int { try await Self.mappingUnavailable { try await FreePages.reclaim(database) } }
-
-    func close() { database.close() }
-
-    /// SQLITE_BUSY (or LOCKED) once the busy timeout ran out: another process (an operator's
-    /// shell, a backup tool) holds the lock, and nothing of this call was written.
-    static func mappingUnavailable<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as SQLiteError where error.isBusy {
-            throw StoreUnavailable(reason: "the database is locked by another process")
-        }
-    }
-
-    static func mappingUnavailable<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as SQLiteError where error.isBusy {
-            throw StoreUnavailable(reason: "the database is locked by another process")
-        }
-    }
 }

@@ -1,7 +1,6 @@
 import Glibc
-import PostgreSQL
 import OpenSSLCrypto
-import SQLite
+import SQLRow
 
 /// The delivery side that the webhook and mail outboxes share: rows wait in their table,
 /// appended by the changes that cause them, until they are delivered (deleted at once) or their
@@ -43,7 +42,7 @@ struct OutboxQueue: Sendable {
     /// sealed body that does not open (another `data_key`) could never be sent: it is failed in
     /// the claim's own transaction, and the listing says why.
     func claimDue<T: Sendable>(
-        now: Int64, lease: Int64, limit: Int, columns: String, decode: @escaping @Sendable (Row, _ body: String) throws -> T
+        now: Int64, lease: Int64, limit: Int, columns: String, decode: @escaping @Sendable (SQLRow, _ body: String) throws -> T
     ) async throws -> [T] {
         guard limit > 0 else { return [] }
         let (table, cipher, claimable) = (self.table, self.cipher, self.claimable)
@@ -89,7 +88,7 @@ struct OutboxQueue: Sendable {
         let deadline = createdAt + retention
         let outcome: OutboxFailureOutcome = permanent || now >= deadline ? .failed : .retrying(at: min(now + retryDelay, deadline))
         let nextAttemptAt: Int64
-        let failedAt: SQLiteValue
+        let failedAt: SQLValue
         switch outcome {
         case .retrying(let at): (nextAttemptAt, failedAt) = (at, .null)
         case .failed: (nextAttemptAt, failedAt) = (now, .integer(now))
@@ -102,7 +101,7 @@ struct OutboxQueue: Sendable {
     }
 
     /// Failed rows, oldest first, each made by `decode`.
-    func failed<T: Sendable>(limit: Int, columns: String, decode: @escaping @Sendable (Row) throws -> T) async throws -> [T] {
+    func failed<T: Sendable>(limit: Int, columns: String, decode: @escaping @Sendable (SQLRow) throws -> T) async throws -> [T] {
         let sql = "SELECT \(columns) FROM \(table.name) WHERE failed_at IS NOT NULL ORDER BY seq LIMIT ?"
         return try await engine.read { connection in
             try connection.query(sql, [.integer(Int64(limit))]).map(decode)
@@ -138,12 +137,10 @@ struct OutboxQueue: Sendable {
     static func withEngine<T>(at location: String, applicationName: String, _ body: (any StoreEngine) async throws -> T) async throws -> T {
         let engine: any StoreEngine
         if Store.isPostgres(location) {
-            try Store.migratePostgres(location)
-            let pool = try PostgresEngine.mappingUnavailable { try PostgresPool(location, size: 1, applicationName: applicationName) }
-            engine = PostgresEngine(pool: pool, url: location, listener: nil, cache: nil)
+            engine = try PostgresEngine.open(location, applicationName: applicationName)
         } else {
             guard access(location, F_OK) == 0 else { throw MissingDatabase(path: location) }
-            engine = SQLiteEngine(database: try StoreOpener.open(path: location, readers: 1))
+            engine = try SQLiteEngine.open(path: location, readers: 1)
         }
         defer { engine.close() }
         return try await body(engine)

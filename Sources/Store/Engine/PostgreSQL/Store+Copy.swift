@@ -1,6 +1,5 @@
 import Glibc
 import PostgreSQL
-import SQLite
 
 /// Why `copy-database` refused or failed; nothing was committed to the target.
 public struct CopyFailure: Error, CustomStringConvertible, Sendable {
@@ -23,9 +22,9 @@ extension Store {
         guard !isPostgres(path) else { throw CopyFailure(description: "database is already PostgreSQL; copy-database copies a SQLite file") }
         guard isPostgres(url) else { throw CopyFailure(description: "--to must be a postgres:// or postgresql:// URL") }
         guard access(path, F_OK) == 0 else { throw CopyFailure(description: "no SQLite database at \(path)") }
-        let source = try StoreOpener.open(path: path, readers: 1)
+        let source = try SQLiteEngine.open(path: path, readers: 1)
         defer { source.close() }
-        let target = try PostgresEngine.mappingUnavailable { try PostgresConnection(url, applicationName: "siwa-server copy-database") }
+        let target = try PostgresEngine.translatingErrors { try PostgresConnection(url, applicationName: "siwa-server copy-database") }
         defer { target.close() }
         try PostgresSchema.migrate(target)
         for table in copiedTables {
@@ -36,7 +35,7 @@ extension Store {
         return try target.transaction { target in
             var copied: [(String, Int)] = []
             for table in copiedTables {
-                let rows = try source.read { try $0.query("SELECT * FROM \(table)") }
+                let rows = try source.readBlocking { try $0.query("SELECT * FROM \(table)") }
                 if let first = rows.first {
                     let columns = first.columnNames
                     let placeholders = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")

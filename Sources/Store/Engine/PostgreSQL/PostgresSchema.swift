@@ -1,5 +1,5 @@
 import PostgreSQL
-import SQLite
+import SQLRow
 
 /// The product's schema on PostgreSQL: the same versions and names as `Schema` (SQLite), with
 /// PostgreSQL's types (BIGINT for SQLite's INTEGER, BYTEA for BLOB, an identity column for the
@@ -351,7 +351,7 @@ public enum PostgresSchema {
             for row in try connection.query("SELECT version, name FROM schema_migrations") {
                 recorded[try row.int(0)] = try row.string(1)
             }
-            try Migrator.check(recorded, against: known)
+            try MigrationError.check(recorded, against: known)
             var applied: [Migration] = []
             for migration in known where recorded[migration.version] == nil && migration.version <= last {
                 try connection.transaction { connection in

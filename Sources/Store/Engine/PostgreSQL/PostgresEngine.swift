@@ -1,9 +1,8 @@
 import PostgreSQL
-import SQLite
 import Synchronization
 
 /// The engine of several instances: a pool of libpq connections on worker threads (libpq
-/// blocks), each call one transaction. A database that cannot be reached is `StoreUnavailable`.
+/// blocks), each call one transaction. A database that cannot be reached is `StoreError.unavailable`.
 struct PostgresEngine: StoreEngine {
     let pool: PostgresPool
     let url: String
@@ -15,14 +14,27 @@ struct PostgresEngine: StoreEngine {
 
     var dialect: SQLDialect { .postgres }
 
+    var sessionCaching: any SessionCaching { cache ?? UncachedSessions() }
+
+    /// One connection to the database at `location`, its schema brought up to date, without a
+    /// session cache: for the operators' commands.
+    static func open(_ location: String, applicationName: String) throws -> PostgresEngine {
+        try Store.migratePostgres(location)
+        let pool = try translatingErrors { try PostgresPool(location, size: 1, applicationName: applicationName) }
+        return PostgresEngine(pool: pool, url: location, listener: nil, cache: nil)
+    }
+
+    /// The key of a transaction-scoped advisory lock (`pg_advisory_xact_lock`) named `name`.
+    static func advisoryLockKey(_ name: String) -> Int64 { PostgresConnection.advisoryLockKey(name) }
+
     @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         guard let cache else {
-            return try await Self.mappingUnavailable { try await pool.transaction { try body(PostgresSession($0)) } }
+            return try await Self.translatingErrors { try await pool.transaction { try body(PostgresSession($0)) } }
         }
         let marked = CommitMarking()
         do {
-            let result = try await Self.mappingUnavailable {
+            let result = try await Self.translatingErrors {
                 try await pool.transaction(.readCommitted, { try body(PostgresSession($0)) }, notifyingAtCommit: {
                     let marker = cache.markerForCommit()
                     marked.marker = marker
@@ -38,11 +50,11 @@ struct PostgresEngine: StoreEngine {
             // Nothing was cached when it committed: reads that raced the commit go instead.
             if marked.marker == nil { cache.forgetAll() }
             return result
-        } catch let error as StoreUnavailable {
+        } catch StoreError.unavailable(let reason) {
             // The connection may have failed after COMMIT was applied: what it changed may be
             // cached, and its marker may never be heard.
             cache.forgetAll()
-            throw error
+            throw StoreError.unavailable(reason: reason)
         } catch {
             // The body's own refusal commits nothing and marks nothing. A COMMIT that failed
             // most likely changed nothing either, but its error cannot prove it was not applied.
@@ -61,22 +73,22 @@ struct PostgresEngine: StoreEngine {
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await Self.mappingUnavailable {
+        try await Self.translatingErrors {
             try await pool.withConnection { try body(PostgresSession($0)) }
         }
     }
 
     /// A connection of its own: the pool has no blocking face, and this runs once at start.
     func readBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        let connection = try Self.mappingUnavailable { try PostgresConnection(url) }
+        let connection = try Self.translatingErrors { try PostgresConnection(url) }
         defer { connection.close() }
-        return try body(PostgresSession(connection))
+        return try Self.translatingErrors { try body(PostgresSession(connection)) }
     }
 
     func writeBlocking<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        let connection = try Self.mappingUnavailable { try PostgresConnection(url) }
+        let connection = try Self.translatingErrors { try PostgresConnection(url) }
         defer { connection.close() }
-        return try Self.mappingUnavailable { try connection.transaction { try body(PostgresSession($0)) } }
+        return try Self.translatingErrors { try connection.transaction { try body(PostgresSession($0)) } }
     }
 
     func ping() async -> Bool { await pool.ping() }
@@ -89,65 +101,28 @@ struct PostgresEngine: StoreEngine {
         pool.close()
     }
 
-    static func mappingUnavailable<T>(_ body: () async throws -> T) async throws -> T {
+    /// PostgreSQL's errors as the Store's: a connection that failed or a pool with none free
+    /// is an outage.
+    static func translatingErrors<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as PostgresError where error.isConnectionFailure || error.isPoolExhausted {
-            throw StoreUnavailable(reason: error.isPoolExhausted ? "every database connection is busy" : "the database cannot be reached")
+        } catch let error as PostgresError {
+            throw translated(error)
         }
     }
 
-    static func mappingUnavailable<T>(_ body: () throws -> T) throws -> T {
+    static func translatingErrors<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as PostgresError where error.isConnectionFailure || error.isPoolExhausted {
-            throw StoreUnavailable(reason: "the database cannot be reached")
+        } catch let error as PostgresError {
+            throw translated(error)
         }
     }
-}
 
-/// A PostgreSQL connection as the Store's SQL sees it: `?` placeholders numbered `$1…`; values
-/// and rows are the drivers' shared types (module SQLRow), so nothing is converted.
-final class PostgresSession: SQLConnection {
-    let connection: PostgresConnection
-
-    init(_ connection: PostgresConnection) {
-        self.connection = connection
-    }
-
-    var dialect: SQLDialect { .postgres }
-
-    func run(_ sql: String, _ parameters: [SQLiteValue]) throws -> Int {
-        try connection.run(Self.numbered(sql), parameters)
-    }
-
-    func query(_ sql: String, _ parameters: [SQLiteValue]) throws -> [Row] {
-        try connection.query(Self.numbered(sql), parameters)
-    }
-
-    func queryOne(_ sql: String, _ parameters: [SQLiteValue]) throws -> Row? {
-        try query(sql, parameters).first
-    }
-
-    /// The Store's statements are a fixed set: each is numbered once.
-    private static let numberedSQL = Mutex<[String: String]>([:])
-
-    /// `?` outside quotes becomes `$1`, `$2`, …, as PostgreSQL numbers parameters.
-    static func numbered(_ sql: String) -> String {
-        if let known = numberedSQL.withLock({ $0[sql] }) { return known }
-        var result = ""
-        var index = 0
-        var inQuote = false
-        for character in sql {
-            if character == "'" { inQuote.toggle() }
-            if character == "?", !inQuote {
-                index += 1
-                result += "$\(index)"
-            } else {
-                result.append(character)
-            }
-        }
-        numberedSQL.withLock { $0[sql] = result }
-        return result
+    static func translated(_ error: PostgresError) -> StoreError {
+        if error.isPoolExhausted { return .unavailable(reason: "every database connection is busy") }
+        if error.isConnectionFailure { return .unavailable(reason: "the database cannot be reached") }
+        if error.isUniqueViolation { return .uniqueViolation(constraint: error.constraint ?? "") }
+        return .invariant(error.description)
     }
 }

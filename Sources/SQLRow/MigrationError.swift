@@ -22,3 +22,21 @@ public enum MigrationError: Error, CustomStringConvertible, Sendable, Equatable 
         }
     }
 }
+
+extension MigrationError {
+    /// Refuses a database whose recorded versions (version to name) this build's `known`
+    /// migrations (sorted by version) do not account for: shared by both drivers' migrators.
+    public static func check(_ recorded: [Int: String], against known: [Migration]) throws {
+        let newestKnown = known.last?.version ?? 0
+        if let newestRecorded = recorded.keys.max(), newestRecorded > newestKnown {
+            throw MigrationError.newerThanBuild(recorded: newestRecorded, known: newestKnown)
+        }
+        let names = Dictionary(uniqueKeysWithValues: known.map { ($0.version, $0.name) })
+        for (version, name) in recorded.sorted(by: { $0.key < $1.key }) {
+            guard let expected = names[version] else { throw MigrationError.unknownVersion(version) }
+            if expected != name {
+                throw MigrationError.nameMismatch(version: version, recorded: name, expected: expected)
+            }
+        }
+    }
+}

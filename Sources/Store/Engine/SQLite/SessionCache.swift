@@ -7,7 +7,7 @@ import Synchronization
 /// current: a logout, an ended session, a notification or a sign-in that touches either row
 /// invalidates it before the write's caller resumes. Expiry and idleness are still checked on
 /// every hit, exactly as the query does.
-final class SessionCache: Sendable {
+final class SessionCache: SessionCaching {
     /// A class, so a hit takes one reference out of the lock rather than copying every field.
     final class Entry: Sendable {
         let live: LiveSession
@@ -88,4 +88,42 @@ final class SessionCache: Sendable {
     }
 
     var count: Int { state.withLock { $0.entries.count } }
+}
+
+extension SessionCache {
+    /// On SQLite the row versions already refuse the user's ended sessions: this frees the memory.
+    func dropCached(userID: String) { sweep() }
+
+    /// The cache of a database whose change tracker follows both tables a session is read from.
+    static func tracking(_ database: Database) -> SessionCache? {
+        database.changes.flatMap { tracker in
+            tracker.tables.contains("sessions") && tracker.tables.contains("users") ? SessionCache(tracker: tracker) : nil
+        }
+    }
+
+    /// Reads a session from the database and keeps it while its rows stay unchanged.
+    func read(_ hash: TokenHash, engine: any StoreEngine) async throws -> LiveSession? {
+        let sequence = tracker.sequence
+        let (sessionsTable, usersTable) = (self.sessionsTable, self.usersTable)
+        guard let (session, user, rows) = try await engine.read({ connection -> (SessionRecord, UserRecord, [RowChangeTracker.Row])? in
+            guard let row = try connection.queryOne(Self.authenticateWithRowIDsSQL, [.blob(hash.bytes)]) else { return nil }
+            let rows = [
+                RowChangeTracker.Row(table: sessionsTable, rowid: try row.int64("session_rowid")),
+                RowChangeTracker.Row(table: usersTable, rowid: try row.int64("user_rowid")),
+            ]
+            return (try SessionRecord(row: row), try UserRecord(row: row), rows)
+        }) else { return nil }
+        let live = LiveSession(session: session, user: user)
+        if let versions = tracker.versions(of: rows, unchangedSince: sequence) {
+            store(hash, live: live, rows: rows, versions: versions)
+        }
+        return live
+    }
+
+    /// With SQLite's rowids, which the cache's change tracker knows rows by.
+    static let authenticateWithRowIDsSQL = """
+        SELECT \(SessionRecord.columns), \(UserRecord.columns), s.rowid AS session_rowid, u.rowid AS user_rowid
+        FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.token_hash = ?
+        """
 }

@@ -220,3 +220,22 @@ final class NotifiedSessionCache: Sendable {
 
     var count: Int { state.withLock { $0.entries.count } }
 }
+
+extension NotifiedSessionCache: SessionCaching {
+    func read(_ tokenHash: TokenHash, engine: any StoreEngine) async throws -> LiveSession? {
+        let generation = self.generation
+        guard let live = try await SessionStore.readUncached(tokenHash, engine: engine) else { return nil }
+        store(tokenHash, live: live, readAt: generation)
+        return live
+    }
+
+    /// The database's NOTIFY of the deletion drops it, here and on every instance.
+    func forget(sessionID: String) {}
+
+    /// The database's NOTIFY reaches this instance's listener a moment later; until then the
+    /// entries would still be served here.
+    func dropCached(userID: String) { invalidate(Self.userPayload(userID)) }
+
+    /// Entries go by notification or age, not by sweeping.
+    func sweep() -> Int { 0 }
+}
