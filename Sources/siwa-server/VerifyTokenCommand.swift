@@ -6,7 +6,7 @@ struct VerifyTokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-token",
         abstract: "Verify an Apple identity token or notification JWS as the server would; print its claims, or why it is refused.",
-        discussion: "Exit 0 with the claims as JSON on stdout; exit 1 with the reason (a SPEC reason code) on stderr."
+        discussion: "Exit 0 with the claims as JSON on stdout; exit 1 with the reason (one of the reason codes in docs/reference/http-api.md) on stderr."
     )
 
     @Argument(help: "The token (compact JWS).")

@@ -16,7 +16,7 @@ enum OpenAPIDocument {
         {"name": "operations", "description": "Health, readiness, metrics and this document."},
         {"name": "sign-in", "description": "Native sign-in (mobile clients, and Sign in with Apple JS popup mode)."},
         {"name": "account", "description": "The signed-in user, their sessions and account deletion."},
-        {"name": "passwords", "description": "Email and password accounts, the upgrade to Sign in with Apple, and linking (SPEC §9)."},
+        {"name": "passwords", "description": "Email and password accounts, the upgrade to Sign in with Apple, and linking."},
         {"name": "apple", "description": "Called by Apple: server-to-server notifications."},
         {"name": "web", "description": "The web flow and pages: redirect to Apple, Apple's form_post callback, the account page and its forms."},
         {"name": "integration", "description": "For the team's other services: forward authentication, access tokens and their keys."},
@@ -151,7 +151,7 @@ enum OpenAPIDocument {
               "400": {"$ref": "#/components/responses/InvalidRequest"},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "429": {"$ref": "#/components/responses/TooManyRequests"},
-              "503": {"description": "`not_configured`: no webhook_url is set, so no code could be delivered.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+              "503": {"description": "`not_configured`: neither smtp_url nor webhook_url is set, so no code could be delivered.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
             }
           }
         },
@@ -179,7 +179,7 @@ enum OpenAPIDocument {
             "responses": {
               "202": {"description": "Accepted.", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"const": "accepted"}}}}}},
               "401": {"$ref": "#/components/responses/Unauthenticated"},
-              "503": {"description": "`not_configured`: no webhook_url is set, so no code could be delivered.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+              "503": {"description": "`not_configured`: neither smtp_url nor webhook_url is set, so no code could be delivered.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
             }
           }
         },
@@ -631,7 +631,7 @@ enum OpenAPIDocument {
             "tags": ["web"], "operationId": "webPasswordResetRequest", "summary": "The sign-in page's forgot-password form.",
             "requestBody": {"$ref": "#/components/requestBodies/SignInPageForm"},
             "responses": {
-              "303": {"description": "To /?reset=requested whether or not the email has a password; to /?error=not_configured without webhook_url."},
+              "303": {"description": "To /?reset=requested whether or not the email has a password; to /?error=not_configured without smtp_url or webhook_url."},
               "403": {"$ref": "#/components/responses/WebError"},
               "429": {"$ref": "#/components/responses/TooManyRequests"},
               "500": {"$ref": "#/components/responses/WebError"}

@@ -141,7 +141,7 @@ struct ErrorResponses: Sendable {
         case .busy: return json(503, code: code, description: "too many passwords are being checked; try again shortly")
         case .reauthenticationRequired:
             return json(403, code: code, description: "sign in again: this needs a session made in the last 10 minutes")
-        case .notConfigured: return json(503, code: code, description: "password resets need webhook_url to deliver their codes")
+        case .notConfigured: return json(503, code: code, description: "codes need smtp_url or webhook_url to be delivered")
         case .invalidGrant: return json(400, code: code, description: "the reset code is wrong, used or expired")
         case .lastSignInMethod: return json(409, code: code, description: "this is the account's only way to sign in")
         case .emailUnverified: return json(403, code: code, description: "verify the account's email address first")

@@ -108,7 +108,7 @@ enum Pages {
     struct PasswordForms: Sendable {
         /// Bound to the browser's `siwa_form` cookie.
         let csrf: String
-        /// Whether "Forgot your password?" can deliver a code (a `webhook_url` is set).
+        /// Whether "Forgot your password?" can deliver a code (`smtp_url` or `webhook_url` is set).
         let canReset: Bool
     }
 
