@@ -76,6 +76,13 @@ public final class KeySetCache: Sendable {
 
     public var isLoaded: Bool { state.withLock { $0.keys != nil } }
     public var source: Source { state.withLock { $0.source } }
+    /// Seconds since Apple last served the keys to this process; nil before the first fetch
+    /// (keys loaded from the persisted copy have no age this process can vouch for).
+    public var secondsSinceFetched: Double? {
+        let now = monotonic()
+        return state.withLock { $0.lastSuccess.map { now - $0 } }
+    }
+
     public var keyIDs: [String] { state.withLock { $0.keys.map { Array($0.keys.keys).sorted() } ?? [] } }
 
     /// The key for `kid` in the current set; no network.

@@ -174,6 +174,7 @@ extension Store {
                 + ReplayGuard.prune(in: connection, now: now)
                 + PendingProfileStore.prune(in: connection, now: now)
                 + WebSignInStore.prune(in: connection, now: now)
+                + ConsoleSessionStore.prune(in: connection, now: now)
                 + Self.pruneAppReturnCodes(in: connection, now: now)
                 + SigningKeyStore.prune(in: connection, now: now)
                 + Self.prunePasswordRecords(in: connection, now: now)

@@ -12,6 +12,8 @@ public final class Store: Sendable {
     public let replay: ReplayGuard
     public let pendingProfiles: PendingProfileStore
     public let webSignIns: WebSignInStore
+    /// The operators' console sessions (their cookies' hashes).
+    public let consoleSessions: ConsoleSessionStore
     /// Apple's refresh and access tokens, sealed with `data_key`.
     public let vault: AppleTokenVault
     public let revocations: RevocationQueue
@@ -44,6 +46,7 @@ public final class Store: Sendable {
         replay = ReplayGuard(engine: engine)
         pendingProfiles = PendingProfileStore(engine: engine)
         webSignIns = WebSignInStore(engine: engine)
+        consoleSessions = ConsoleSessionStore(engine: engine)
         refreshSchedule = RefreshValidationSchedule(engine: engine)
         serverState = ServerState(engine: engine)
         signingKeys = try SigningKeyStore(engine: engine, key: dataKey)

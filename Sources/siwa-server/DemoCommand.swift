@@ -38,6 +38,7 @@ struct DemoCommand: AsyncParsableCommand {
 
         let simulator: AppleIDSimulator
         let application: Application
+        let adminToken: String
         do {
             simulator = try AppleIDSimulator(
                 configuration: SimulatorConfiguration(
@@ -46,6 +47,9 @@ struct DemoCommand: AsyncParsableCommand {
                 logger: Logger(label: "siwa.apple-sim"))
             try simulator.start()
             let publicURL = "http://localhost:\(port)"
+            // The console is on, with a token made for this run and printed below: the demo is
+            // one person's, on loopback, and gone at Ctrl-C.
+            adminToken = Base64.url.encode(SecureRandom.bytes(32))
             // Validated exactly as a configuration file would be.
             var settings = [
                 "listen": "127.0.0.1:\(port)", "public_url": publicURL, "database": folder + "/siwa.sqlite3",
@@ -60,6 +64,7 @@ struct DemoCommand: AsyncParsableCommand {
                 // registered for its team) and keeps every message in its mailbox.
                 "smtp_url": "smtp://127.0.0.1:\(simulator.smtpPort)",
                 "email_from": "siwa-server demo <noreply@\(Self.mailDomain)>",
+                "admin_token": adminToken,
             ]
             settings["cors_origins"] = corsOrigins
             let configuration = try Configuration(settings: settings, isTerminal: isTerminal)
@@ -84,6 +89,7 @@ struct DemoCommand: AsyncParsableCommand {
               mailbox below; its link proves the address.
 
               Webhooks:  http://localhost:\(port)\(DemoWebhookReceiver.path)  (the events your backend would receive)
+              Console:   http://localhost:\(port)/console  (sign in with the admin token \(adminToken))
               API:       curl http://localhost:\(port)/openapi.json
               Simulator: \(simulator.baseURL)/sim/log  (what "Apple" received)
               Mailbox:   \(simulator.baseURL)/mailbox  (mail the simulator received on SMTP 127.0.0.1:\(simulator.smtpPort))

@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -53,11 +54,15 @@ class Demo:
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.output = []
         self.simulator_url = None
+        self.admin_token = None
         ready = threading.Event()
 
         def read():
             for line in self.process.stdout:
                 self.output.append(line)
+                console = re.search(r"sign in with the admin token (\S+)\)", line)
+                if console:
+                    self.admin_token = console.group(1)
                 found = re.search(r"Simulator: (http://[0-9.:]+)/sim/log", line)
                 if found:
                     self.simulator_url = found.group(1)
@@ -353,6 +358,73 @@ class WebFlowTest(unittest.TestCase):
         self.fill(driver, [("sign-in-email", email), ("sign-in-password", password)])
         driver.find_element(By.ID, "password-sign-in").click()
         self.wait(driver).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "body"), "The email or password is wrong."))
+
+    def test_the_console_signs_in_finds_a_user_and_ends_their_sessions(self):
+        # A person signs in on one browser; their session cookie is also a bearer token.
+        person = self.new_browser()
+        self.sign_in(person, "Ada", "Lovelace", hide_email=False)
+        email = person.find_element(By.ID, "profile-email").text.split()[0]
+        token = {cookie["name"]: cookie for cookie in person.get_cookies()}["siwa_session"]["value"]
+        self.assertEqual(self.api_me(token), 200)
+
+        # The operator's browser: the console asks for the admin token the demo printed.
+        self.assertIsNotNone(self.demo.admin_token, "the demo prints the console's admin token")
+        operator = self.new_browser()
+        operator.get(self.demo.url + "/console")
+        self.wait(operator).until(EC.presence_of_element_located((By.ID, "token")))
+        self.screenshot(operator, "console-1-sign-in")
+        operator.find_element(By.ID, "token").send_keys("not-the-token")
+        operator.find_element(By.CSS_SELECTOR, "form[action='/console/session'] button").click()
+        self.wait(operator).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "body"), "That is not the admin token."))
+        operator.find_element(By.ID, "token").send_keys(self.demo.admin_token)
+        operator.find_element(By.CSS_SELECTOR, "form[action='/console/session'] button").click()
+        self.wait(operator).until(EC.presence_of_element_located((By.CSS_SELECTOR, ".stats")))
+        cookie = {cookie["name"]: cookie for cookie in operator.get_cookies()}["siwa_console"]
+        self.assertTrue(cookie["httpOnly"])
+        self.assertEqual(cookie["sameSite"], "Strict")
+        self.assertEqual(cookie["path"], "/console")
+        self.assertNotIn("<script", operator.page_source)
+        self.screenshot(operator, "console-2-overview")
+
+        # Every console page sends the console's CSP; no page loads a script.
+        for path in ("/console", "/console/users", "/console/webhooks", "/console/email"):
+            request = urllib.request.Request(self.demo.url + path, headers={"Cookie": "siwa_console=" + cookie["value"]})
+            with urllib.request.urlopen(request, timeout=10) as response:
+                self.assertEqual(response.headers["Content-Security-Policy"],
+                                 "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'", path)
+                self.assertNotIn(b"<script", response.read(), path)
+
+        # Search by the person's email, open their page, end every session.
+        operator.find_element(By.LINK_TEXT, "Users").click()
+        search = self.wait(operator).until(EC.presence_of_element_located((By.ID, "q")))
+        search.send_keys(email.upper())
+        operator.find_element(By.CSS_SELECTOR, "form.search button").click()
+        self.wait(operator).until(EC.presence_of_element_located((By.CSS_SELECTOR, "table.data a[href^='/console/users/usr_']")))
+        rows = operator.find_elements(By.CSS_SELECTOR, "table.data tbody tr")
+        self.assertEqual(len(rows), 1, "the search finds exactly the person")
+        self.screenshot(operator, "console-3-users")
+        rows[0].find_element(By.CSS_SELECTOR, "a").click()
+        self.wait(operator).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "h1"), "Ada Lovelace"))
+        self.assertIn("Apple's view", operator.find_element(By.CSS_SELECTOR, "body").text)
+        self.screenshot(operator, "console-4-user")
+        operator.find_element(By.CSS_SELECTOR, "form[action$='/sessions/end'] button").click()
+        self.wait(operator).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "p.notice"), "Every session of this user has ended."))
+        self.assertEqual(self.api_me(token), 401, "the ended session's bearer token is refused")
+
+        # Sign out: the console asks for the token again, and the old cookie opens nothing.
+        operator.find_element(By.CSS_SELECTOR, ".console-signout button").click()
+        self.wait(operator).until(EC.presence_of_element_located((By.ID, "token")))
+        request = urllib.request.Request(self.demo.url + "/console/users", headers={"Cookie": "siwa_console=" + cookie["value"]})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            self.assertIn(b'id="token"', response.read(), "the signed-out cookie leads back to the sign-in form")
+
+    def api_me(self, token):
+        request = urllib.request.Request(self.demo.url + "/api/me", headers={"Authorization": "Bearer " + token})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
 
     def test_cancel_on_the_consent_page_returns_to_sign_in(self):
         driver = self.new_browser()

@@ -3,7 +3,8 @@ import Store
 
 /// Deletes what has expired, once a minute: sessions past their absolute or idle expiry,
 /// replay marks and nonces, pending profiles past their 24 hours, web sign-ins whose ten
-/// minutes are over, and access-token signing keys a day after they were retired. Nothing here
+/// minutes are over, console sessions past their twelve hours, and access-token signing keys
+/// a day after they were retired. Nothing here
 /// changes an answer (every read already ignores expired rows); it keeps the tables from growing.
 struct Housekeeping: Sendable {
     let store: Store

@@ -31,6 +31,11 @@ struct AdminAuthenticator: Sendable {
         return ConstantTime.equals(SHA256.hash(bytes[first...last]), tokenDigest)
     }
 
+    /// Whether `token` is the admin token (the console's sign-in form), compared as the bearer is.
+    func matches(token: String) -> Bool {
+        ConstantTime.equals(SHA256.hash(Array(token.utf8)), tokenDigest)
+    }
+
     /// Runs `handler` only for requests that carry the admin token; others get 401.
     func guarding(_ handler: @escaping HTTPHandler) -> HTTPHandler {
         { request in

@@ -20,7 +20,8 @@ enum OpenAPIDocument {
         {"name": "apple", "description": "Called by Apple: server-to-server notifications."},
         {"name": "web", "description": "The web flow and pages: redirect to Apple, Apple's form_post callback, the account page and its forms."},
         {"name": "integration", "description": "For the team's other services: forward authentication, access tokens and their keys."},
-        {"name": "admin", "description": "The team's operators: find users, their sessions, their external_id; delete them or end their sessions. Served only when admin_token is set (otherwise every /admin path is 404)."}
+        {"name": "admin", "description": "The team's operators: find users, their sessions, their external_id; delete them or end their sessions. Served only when admin_token is set (otherwise every /admin path is 404)."},
+        {"name": "console", "description": "The operators' web console: HTML pages and forms behind a sign-in with admin_token, held by the siwa_console cookie (SameSite=Strict, Path=/console, 12 hours). Every form carries a CSRF token and is refused from a foreign Origin. Served only when admin_token is set."}
       ],
       "paths": {
         "/healthz": {
@@ -715,6 +716,132 @@ enum OpenAPIDocument {
             "responses": {"303": {"description": "To /account?apple=removed, or /account?error=last_sign_in_method."}, "403": {"$ref": "#/components/responses/WebError"}, "500": {"$ref": "#/components/responses/WebError"}}
           }
         },
+        "/console": {
+          "get": {
+            "tags": ["console"], "operationId": "consoleHome", "summary": "The overview (users, live sessions, queues, Apple's keys, a transfer under way), or the sign-in form without a console session.",
+            "responses": {"200": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/session": {
+          "post": {
+            "tags": ["console"], "operationId": "consoleSignIn", "summary": "Signs in with the admin token (form field token, compared in constant time; rate-limited per client like other unauthenticated writes).",
+            "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["token"], "properties": {"token": {"type": "string"}}}}}},
+            "responses": {"303": {"description": "To /console, with the siwa_console cookie."}, "401": {"$ref": "#/components/responses/ConsolePage"}, "403": {"$ref": "#/components/responses/ConsolePage"}, "429": {"$ref": "#/components/responses/TooManyRequests"}}
+          }
+        },
+        "/console/logout": {
+          "post": {
+            "tags": ["console"], "operationId": "consoleSignOut", "summary": "Ends the console session (everywhere) and clears its cookie.",
+            "security": [{"consoleCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/ConsoleForm"},
+            "responses": {"303": {"description": "To /console."}, "400": {"$ref": "#/components/responses/ConsolePage"}, "401": {"$ref": "#/components/responses/ConsolePage"}, "403": {"$ref": "#/components/responses/ConsolePage"}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/users": {
+          "get": {
+            "tags": ["console"], "operationId": "consoleUsers", "summary": "Users whose email (without case), Apple sub, external_id or id is exactly q; every user without q. 50 a page, in id order (after= for the next).",
+            "security": [{"consoleCookie": []}],
+            "responses": {"200": {"$ref": "#/components/responses/ConsolePage"}, "303": {"description": "To /console (the sign-in form) without a console session."}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/users/{id}": {
+          "get": {
+            "tags": ["console"], "operationId": "consoleUser", "summary": "A user: account, Apple's view (credential, forwarding, tokens, re-validation, revocations), live sessions, and the forms.",
+            "security": [{"consoleCookie": []}],
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {"200": {"$ref": "#/components/responses/ConsolePage"}, "303": {"description": "To /console (the sign-in form) without a console session."}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/users/{id}/sessions/end": {
+          "post": {
+            "tags": ["console"], "operationId": "consoleEndSessions", "summary": "Ends every session of the user.",
+            "security": [{"consoleCookie": []}],
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "requestBody": {"$ref": "#/components/requestBodies/ConsoleForm"},
+            "responses": {"303": {"description": "To the user's page, done=sessions_ended."}, "400": {"$ref": "#/components/responses/ConsolePage"}, "401": {"$ref": "#/components/responses/ConsolePage"}, "403": {"$ref": "#/components/responses/ConsolePage"}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/users/{id}/sessions/{session}/end": {
+          "post": {
+            "tags": ["console"], "operationId": "consoleEndSession", "summary": "Ends one session of the user.",
+            "security": [{"consoleCookie": []}],
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}, {"name": "session", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "requestBody": {"$ref": "#/components/requestBodies/ConsoleForm"},
+            "responses": {"303": {"description": "To the user's page, done=session_ended (or not_found)."}, "400": {"$ref": "#/components/responses/ConsolePage"}, "401": {"$ref": "#/components/responses/ConsolePage"}, "403": {"$ref": "#/components/responses/ConsolePage"}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/users/{id}/external-id": {
+          "post": {
+            "tags": ["console"], "operationId": "consoleSetExternalID", "summary": "Sets external_id (form field external_id; empty clears it).",
+            "security": [{"consoleCookie": []}],
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "requestBody": {"$ref": "#/components/requestBodies/ConsoleForm"},
+            "responses": {"303": {"description": "To the user's page, done=external_id_set, external_id_cleared, external_id_taken or external_id_invalid."}, "400": {"$ref": "#/components/responses/ConsolePage"}, "401": {"$ref": "#/components/responses/ConsolePage"}, "403": {"$ref": "#/components/responses/ConsolePage"}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/users/{id}/delete": {
+          "post": {
+            "tags": ["console"], "operationId": "consoleDeleteUser", "summary": "Deletes the user as DELETE /admin/users/{id} does; needs confirm=yes.",
+            "security": [{"consoleCookie": []}],
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "requestBody": {"$ref": "#/components/requestBodies/ConsoleForm"},
+            "responses": {"303": {"description": "To /console/users?done=user_deleted, or back to the user's page with done=not_confirmed."}, "400": {"$ref": "#/components/responses/ConsolePage"}, "401": {"$ref": "#/components/responses/ConsolePage"}, "403": {"$ref": "#/components/responses/ConsolePage"}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/webhooks": {
+          "get": {
+            "tags": ["console"], "operationId": "consoleWebhooks", "summary": "Webhook events that failed for good, with their last error.",
+            "security": [{"consoleCookie": []}],
+            "responses": {"200": {"$ref": "#/components/responses/ConsolePage"}, "303": {"description": "To /console (the sign-in form) without a console session."}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/webhooks/retry-all": {
+          "post": {
+            "tags": ["console"], "operationId": "consoleRetryAllWebhooks", "summary": "Queues every failed webhook event again.",
+            "security": [{"consoleCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/ConsoleForm"},
+            "responses": {"303": {"description": "To /console/webhooks?done=retried_all."}, "400": {"$ref": "#/components/responses/ConsolePage"}, "401": {"$ref": "#/components/responses/ConsolePage"}, "403": {"$ref": "#/components/responses/ConsolePage"}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/webhooks/{id}/retry": {
+          "post": {
+            "tags": ["console"], "operationId": "consoleRetryWebhook", "summary": "Queues one failed webhook event again.",
+            "security": [{"consoleCookie": []}],
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "requestBody": {"$ref": "#/components/requestBodies/ConsoleForm"},
+            "responses": {"303": {"description": "To /console/webhooks?done=retried (or not_found)."}, "400": {"$ref": "#/components/responses/ConsolePage"}, "401": {"$ref": "#/components/responses/ConsolePage"}, "403": {"$ref": "#/components/responses/ConsolePage"}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/email": {
+          "get": {
+            "tags": ["console"], "operationId": "consoleEmail", "summary": "Messages that failed for good, with their last error.",
+            "security": [{"consoleCookie": []}],
+            "responses": {"200": {"$ref": "#/components/responses/ConsolePage"}, "303": {"description": "To /console (the sign-in form) without a console session."}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/email/retry-all": {
+          "post": {
+            "tags": ["console"], "operationId": "consoleRetryAllMail", "summary": "Queues every failed message again.",
+            "security": [{"consoleCookie": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/ConsoleForm"},
+            "responses": {"303": {"description": "To /console/email?done=retried_all."}, "400": {"$ref": "#/components/responses/ConsolePage"}, "401": {"$ref": "#/components/responses/ConsolePage"}, "403": {"$ref": "#/components/responses/ConsolePage"}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/email/{id}/retry": {
+          "post": {
+            "tags": ["console"], "operationId": "consoleRetryMail", "summary": "Queues one failed message again.",
+            "security": [{"consoleCookie": []}],
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "requestBody": {"$ref": "#/components/requestBodies/ConsoleForm"},
+            "responses": {"303": {"description": "To /console/email?done=retried (or not_found)."}, "400": {"$ref": "#/components/responses/ConsolePage"}, "401": {"$ref": "#/components/responses/ConsolePage"}, "403": {"$ref": "#/components/responses/ConsolePage"}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/static/console.css": {
+          "get": {
+            "tags": ["console"], "operationId": "consoleStylesheet", "summary": "The console's stylesheet.",
+            "responses": {"200": {"description": "CSS.", "content": {"text/css": {"schema": {"type": "string"}}}}}
+          }
+        },
         "/static/siwa.css": {
           "get": {
             "tags": ["web"], "operationId": "stylesheet", "summary": "The pages' stylesheet.",
@@ -732,13 +859,18 @@ enum OpenAPIDocument {
         "securitySchemes": {
           "bearer": {"type": "http", "scheme": "bearer", "description": "The session token from a sign-in."},
           "sessionCookie": {"type": "apiKey", "in": "cookie", "name": "\#(SessionCookies.sessionName)", "description": "The web flow's session cookie. State-changing requests must carry an Origin equal to public_url's origin or listed in cors_origins."},
-          "adminToken": {"type": "http", "scheme": "bearer", "description": "The admin_token setting (at least 32 characters), compared in constant time."}
+          "adminToken": {"type": "http", "scheme": "bearer", "description": "The admin_token setting (at least 32 characters), compared in constant time."},
+          "consoleCookie": {"type": "apiKey", "in": "cookie", "name": "siwa_console", "description": "The console's session, made by POST /console/session with the admin token. Forms must carry its CSRF token (field csrf) and come from public_url's origin."}
         },
         "parameters": {
           "UserID": {"name": "id", "in": "path", "required": true, "description": "The user's id (usr_…).", "schema": {"type": "string"}},
           "PageLanguage": {"name": "lang", "in": "query", "description": "The page's language, en or ko; without it (or with another value) the Accept-Language header chooses, else en. The page's forms and links keep it.", "schema": {"type": "string"}}
         },
         "requestBodies": {
+          "ConsoleForm": {
+            "required": true,
+            "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["csrf"], "properties": {"csrf": {"type": "string", "description": "The console session's form token, from the page."}}, "additionalProperties": {"type": "string"}}}}
+          },
           "SignInPageForm": {
             "required": true,
             "content": {
@@ -771,6 +903,7 @@ enum OpenAPIDocument {
         },
         "responses": {
           "WebError": {"description": "An HTML page saying what went wrong; nothing was created or changed.", "content": {"text/html": {"schema": {"type": "string"}}}},
+          "ConsolePage": {"description": "An HTML page of the console, with its Content-Security-Policy (no script; style only from this site).", "content": {"text/html": {"schema": {"type": "string"}}}},
           "Unauthenticated": {
             "description": "`unauthenticated`: no live session.",
             "headers": {"WWW-Authenticate": {"schema": {"const": "Bearer"}}},

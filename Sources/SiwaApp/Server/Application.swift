@@ -211,6 +211,15 @@ public final class Application: Sendable {
                 authenticator: authenticator, sessions: sessions, deletion: deletion, cookies: cookies, csrf: csrf, mode: signInMode,
                 logger: logger, passwordForms: passwordForms, passwords: passwords, webSignIn: webSignIn, trustedProxies: trustedProxies),
             signIn: webSignIn, passwordForms: passwordForms, limited: limited)
+        // Without admin_token the console does not exist either: every /console path is 404.
+        if let admin {
+            ConsoleRoutes(
+                store: store,
+                gate: ConsoleGate(sessions: store.consoleSessions, admin: admin, csrf: csrf, publicOrigin: configuration.publicOrigin, clock: clocks.wall),
+                deletion: deletion, keys: apple.keys, webhooksConfigured: webhookDeliverer != nil, mailConfigured: mailDeliverer != nil,
+                idleTTL: idleTTL, clock: clocks.wall
+            ).register(on: &router, limited: limited)
+        }
 
         routes = router.routes.map { ($0.method.rawValue, $0.pattern) }
         var http = HTTPServerConfiguration(

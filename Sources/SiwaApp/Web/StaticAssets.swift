@@ -11,4 +11,7 @@ enum StaticAssets {
     /// opened after an await is blocked). Without Apple's script the button stays a link to the
     /// redirect flow.
     static let script = String(decoding: PackageResources.siwa_js, as: UTF8.self)
+
+    /// `console.css`: the operators' console, its one stylesheet (the console allows no script).
+    static let consoleStylesheet = String(decoding: PackageResources.console_css, as: UTF8.self)
 }

@@ -329,6 +329,18 @@ public enum PostgresSchema {
                 CREATE INDEX mail_messages_due ON mail_messages(next_attempt_at) WHERE failed_at IS NULL;
                 """
         ),
+        // 14 is the audit trail's events table (issue 22), landing beside this one.
+        Migration(
+            version: 15,
+            name: "console_sessions",
+            sql: """
+                CREATE TABLE console_sessions(
+                    token_hash BYTEA PRIMARY KEY,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL
+                );
+                """
+        ),
     ]
 
     /// Applies pending migrations, each with its `schema_migrations` row in one transaction,

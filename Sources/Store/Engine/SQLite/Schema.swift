@@ -330,6 +330,18 @@ public enum Schema {
                 CREATE INDEX mail_messages_due ON mail_messages(next_attempt_at) WHERE failed_at IS NULL;
                 """
         ),
+        // 14 is the audit trail's events table (issue 22), landing beside this one.
+        Migration(
+            version: 15,
+            name: "console_sessions",
+            sql: """
+                CREATE TABLE console_sessions(
+                    token_hash BLOB PRIMARY KEY,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL
+                );
+                """
+        ),
     ]
 
     /// The newest version this build knows.
