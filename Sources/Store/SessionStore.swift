@@ -5,7 +5,7 @@ import WireFormat
 /// Sessions: opaque bearer tokens whose SHA-256 is the lookup key (a stolen database file
 /// yields no usable token).
 public struct SessionStore: Sendable {
-    private let engine: any StoreEngine
+    let engine: any StoreEngine
     /// Internal, not private: tests wait for PostgreSQL's cache to listen.
     let caching: any SessionCaching
 

@@ -45,7 +45,8 @@ extension Store {
     /// same transaction, first due at `firstAttemptAt`, and so does the `user.deleted` event
     /// with its `reason`. nil when there is no such user (nothing changes).
     public func deleteUser(
-        userID: String, reason: DeletionReason = .accountDeleted, now: Int64, firstAttemptAt: Int64
+        userID: String, reason: DeletionReason = .accountDeleted, now: Int64, firstAttemptAt: Int64,
+        audit: AuditContext = AuditContext(actor: .user)
     ) async throws -> UserDeletion? {
         let vault = self.vault
         let queue = revocations
@@ -59,11 +60,15 @@ extension Store {
                     let id = try queue.enqueue(
                         in: connection, userID: nil, clientID: tokens.clientID, token: value, kind: kind, now: now, firstAttemptAt: firstAttemptAt)
                     pending = PendingRevocation(id: id, clientID: tokens.clientID, token: value, kind: kind, attempts: 0, createdAt: now)
+                    try AuditTrail.recordTokensRevoked(userID: userID, kind: kind, now: now, in: connection)
                 }
             }
-            // Sessions and stored tokens go with the user (ON DELETE CASCADE).
+            // Sessions first, each recorded; stored tokens go with the user (ON DELETE CASCADE).
+            try SessionStore.endAll(
+                userID: userID, reason: reason == .admin ? .admin : .accountDeleted, context: audit, now: now, in: connection)
             _ = try UserStore.delete(in: connection, userID: userID)
             try outbox.append(.userDeleted, .deleted(user, reason: reason), now: now, in: connection)
+            try AuditTrail.record(.userDeleted, userID: userID, detail: AuditTrail.detail(["reason": reason.rawValue]), context: audit, now: now, in: connection)
             if reason == .accountDeleted { try Self.noticeAccountDeleted(user, now: now, outbox: outbox, in: connection) }
             return UserDeletion(user: user, revocation: pending)
         }
@@ -96,23 +101,33 @@ extension Store {
         _ event: AccountEvent, now: Int64, outbox: WebhookOutbox, in connection: any SQLConnection
     ) throws -> NotificationOutcome {
         guard let user = try UserStore.user(appleSub: event.subject, in: connection) else { return .ignored }
+        let audit = AuditContext.apple
         switch event.kind {
         case .emailDisabled:
             if try UserStore.setEmailForwarding(in: connection, appleSub: event.subject, enabled: false, now: now) {
                 try outbox.appendIfChanged(from: user, to: UserStore.user(id: user.id, in: connection), now: now, in: connection)
+                try AuditTrail.record(.appleEmailDisabled, userID: user.id, context: audit, now: now, in: connection)
             }
         case .emailEnabled:
             let changed = try UserStore.setEmailForwarding(
                 in: connection, appleSub: event.subject, enabled: true, email: event.email, isPrivateEmail: event.isPrivateEmail, now: now)
             if changed {
                 try outbox.appendIfChanged(from: user, to: UserStore.user(id: user.id, in: connection), now: now, in: connection)
+                try AuditTrail.record(.appleEmailEnabled, userID: user.id, context: audit, now: now, in: connection)
             }
         case .consentRevoked:
-            try markRevoked(user, now: now, outbox: outbox, in: connection)
+            if try markRevoked(user, reason: .appleConsentRevoked, context: audit, now: now, outbox: outbox, in: connection) {
+                try AuditTrail.record(.appleConsentRevoked, userID: user.id, context: audit, now: now, in: connection)
+            }
         case .accountDeleted:
             // Apple has already invalidated the tokens: nothing to revoke, only to forget.
+            try SessionStore.endAll(userID: user.id, reason: .appleAccountDeleted, context: audit, now: now, in: connection)
             if try UserStore.delete(in: connection, userID: user.id) {
                 try outbox.append(.userDeleted, .deleted(user, reason: .appleAccountDeleted), now: now, in: connection)
+                try AuditTrail.record(.appleAccountDeleted, userID: user.id, context: audit, now: now, in: connection)
+                try AuditTrail.record(
+                    .userDeleted, userID: user.id, detail: AuditTrail.detail(["reason": DeletionReason.appleAccountDeleted.rawValue]), context: audit,
+                    now: now, in: connection)
             }
         case .other:
             return .ignored
@@ -123,8 +138,12 @@ extension Store {
     /// Marks the credential revoked and ends the sessions; `user.consent_revoked` when that
     /// changed anything.
     @discardableResult
-    private static func markRevoked(_ user: UserRecord, now: Int64, outbox: WebhookOutbox, in connection: any SQLConnection) throws -> Bool {
-        guard try UserStore.markRevoked(in: connection, userID: user.id, now: now) else { return false }
+    private static func markRevoked(
+        _ user: UserRecord, reason: SessionEndReason, context: AuditContext, now: Int64, outbox: WebhookOutbox, in connection: any SQLConnection
+    ) throws -> Bool {
+        // The sessions end here, each recorded, before the mark (which then finds none).
+        let ended = try SessionStore.endAll(userID: user.id, reason: reason, context: context, now: now, in: connection)
+        guard try UserStore.markRevoked(in: connection, userID: user.id, now: now) || ended > 0 else { return false }
         if let after = try UserStore.user(id: user.id, in: connection) {
             try outbox.append(.userConsentRevoked, .user(after), now: now, in: connection)
         }
@@ -140,7 +159,10 @@ extension Store {
                   try row.int64(0) == storedAt,
                   let user = try UserStore.user(id: userID, in: connection)
             else { return false }
-            return try Self.markRevoked(user, now: now, outbox: outbox, in: connection)
+            let audit = AuditContext.system
+            guard try Self.markRevoked(user, reason: .refreshRefused, context: audit, now: now, outbox: outbox, in: connection) else { return false }
+            try AuditTrail.record(.appleRefreshRefused, userID: userID, context: audit, now: now, in: connection)
+            return true
         }
     }
 
@@ -190,7 +212,9 @@ extension Store {
     /// Sets (or with nil clears) the team's own id for a user, with `user.updated` when it
     /// changed. Returns nil for an unknown user; throws `ExternalIDTaken` when another user has
     /// the value (checked first, and by the unique index should two instances race).
-    public func setExternalID(userID: String, externalID: String?, now: Int64) async throws -> UserRecord? {
+    public func setExternalID(
+        userID: String, externalID: String?, now: Int64, audit: AuditContext = .admin
+    ) async throws -> UserRecord? {
         let outbox = self.outbox
         do {
             return try await engine.write { connection -> UserRecord? in
@@ -206,6 +230,7 @@ extension Store {
                     [externalID.map(SQLValue.text) ?? .null, .integer(now), .text(userID)])
                 let after = try UserStore.user(id: userID, in: connection)
                 try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+                try AuditTrail.recordUpdate(from: before, to: after, context: audit, now: now, in: connection)
                 return after
             }
         } catch StoreError.uniqueViolation {

@@ -4,10 +4,10 @@ extension Store {
     /// Ends every session of the user, at once: this process's session cache drops them before
     /// returning, other instances' when the database's NOTIFY reaches them (docs/guides/postgresql.md). nil when
     /// there is no such user; else how many sessions ended.
-    public func endSessions(userID: String) async throws -> Int? {
+    public func endSessions(userID: String, now: Int64, audit: AuditContext = .admin) async throws -> Int? {
         let ended = try await engine.write { connection -> Int? in
             guard try UserStore.user(id: userID, in: connection) != nil else { return nil }
-            return try SessionStore.endAll(userID: userID, in: connection)
+            return try SessionStore.endAll(userID: userID, reason: .admin, context: audit, now: now, in: connection)
         }
         if ended != nil { sessions.dropCached(userID: userID) }
         return ended

@@ -78,13 +78,21 @@ extension Store {
                 }
                 let after = try Self.existingUser(binding.userID, in: connection)
                 try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+                let audit = write.audit
+                if binding.removingPassword != nil {
+                    try AuditTrail.record(.passwordRemoved, userID: binding.userID, context: audit, now: now, in: connection)
+                }
                 if before.appleSub == nil {
+                    try AuditTrail.record(.appleIDLinked, userID: binding.userID, context: audit, now: now, in: connection)
                     let device = try write.deviceName ?? Self.deviceName(sessionID: binding.sessionID, in: connection)
                     try Self.noticeSecurityChange("apple_linked", user: after, device: device, now: now, outbox: outbox, in: connection)
                 }
                 let session = binding.makesSession
                     ? try SessionStore.create(in: connection, userID: binding.userID, deviceName: write.deviceName, now: now, ttl: write.sessionTTL)
                     : nil
+                if let session {
+                    try AuditTrail.recordSignIn(binding.userID, session: session.record.id, method: .upgrade, created: false, context: audit, now: now, in: connection)
+                }
                 return (after, session)
             }
         }
@@ -95,7 +103,9 @@ extension Store {
     /// `user.updated`. Only while the user has a password (else `lastSignInMethod`); a user
     /// without an Apple ID is returned unchanged. `sessionID` names the device in the security
     /// notice.
-    public func unbindAppleID(userID: String, sessionID: String? = nil, now: Int64, firstAttemptAt: Int64) async throws -> UserRecord {
+    public func unbindAppleID(
+        userID: String, sessionID: String? = nil, now: Int64, firstAttemptAt: Int64, audit: AuditContext = AuditContext(actor: .user)
+    ) async throws -> UserRecord {
         let (vault, queue, outbox) = (self.vault, revocations, self.outbox)
         return try await engine.write { connection in
             let before = try Self.lockedUser(userID, in: connection)
@@ -106,6 +116,7 @@ extension Store {
                 if let (value, kind) = token {
                     try queue.enqueue(
                         in: connection, userID: nil, clientID: tokens.clientID, token: value, kind: kind, now: now, firstAttemptAt: firstAttemptAt)
+                    try AuditTrail.recordTokensRevoked(userID: userID, kind: kind, now: now, in: connection)
                 }
                 _ = try AppleTokenVault.drop(userID: userID, in: connection)
             }
@@ -113,6 +124,7 @@ extension Store {
                 "UPDATE users SET apple_sub = NULL, apple_credential = 'authorized', updated_at = ? WHERE id = ?", [.integer(now), .text(userID)])
             let after = try Self.existingUser(userID, in: connection)
             try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+            try AuditTrail.record(.appleIDUnlinked, userID: userID, context: audit, now: now, in: connection)
             try Self.noticeSecurityChange(
                 "apple_unlinked", user: after, device: try Self.deviceName(sessionID: sessionID, in: connection), now: now, outbox: outbox,
                 in: connection)

@@ -13,7 +13,12 @@ extension Store {
     static func issue(
         _ code: EmailCode, userID: String, email: String, now: Int64, outbox: WebhookOutbox, in connection: any SQLConnection
     ) throws -> EmailCode.Outcome {
-        guard try countSend(code.kind, email: email, now: now, in: connection) else { return .rateLimited }
+        guard try countSend(code.kind, email: email, now: now, in: connection) else {
+            try AuditTrail.record(
+                .emailSuppressed, userID: userID, detail: AuditTrail.detail(["kind": code.kind.rawValue, "reason": "rate"]), context: .system,
+                now: now, in: connection)
+            return .rateLimited
+        }
         let table = code.kind.table
         try connection.run(
             "INSERT INTO \(table)(code_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
@@ -85,7 +90,7 @@ extension Store {
 
     /// `POST /api/auth/email/verify`: uses the code up whatever follows; when it was live, the
     /// password's email is proven (`proveCredential`). nil for a code unknown, used or expired.
-    public func verifyEmail(codeHash: [UInt8], now: Int64) async throws -> UserRecord? {
+    public func verifyEmail(codeHash: [UInt8], now: Int64, audit: AuditContext = AuditContext(actor: .user)) async throws -> UserRecord? {
         let outbox = self.outbox
         return try await engine.write { connection -> UserRecord? in
             guard let row = try connection.queryOne(
@@ -97,6 +102,9 @@ extension Store {
             try Self.proveCredential(credential, now: now, outbox: outbox, in: connection)
             let after = try Self.existingUser(credential.userID, in: connection)
             try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+            if !credential.emailVerified {
+                try AuditTrail.record(.emailVerified, userID: credential.userID, context: audit, now: now, in: connection)
+            }
             return after
         }
     }
@@ -141,6 +149,9 @@ extension Store {
         for id in squatters {
             guard let user = try UserStore.user(id: id, in: connection), try UserStore.delete(in: connection, userID: id) else { continue }
             try outbox.append(.userDeleted, .deleted(user, reason: .emailClaimed), now: now, in: connection)
+            try AuditTrail.record(
+                .userDeleted, userID: id, detail: AuditTrail.detail(["reason": DeletionReason.emailClaimed.rawValue]), context: .system, now: now,
+                in: connection)
         }
     }
 
@@ -154,6 +165,7 @@ extension Store {
             let token = tokens.refreshToken.map { ($0, TokenKind.refresh) } ?? tokens.accessToken.map { ($0, TokenKind.access) }
             if let (value, kind) = token {
                 _ = try queue.enqueue(in: connection, userID: nil, clientID: tokens.clientID, token: value, kind: kind, now: now, firstAttemptAt: now)
+                try AuditTrail.recordTokensRevoked(userID: credential.userID, kind: kind, now: now, in: connection)
             }
             _ = try AppleTokenVault.drop(userID: credential.userID, in: connection)
         }

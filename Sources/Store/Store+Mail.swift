@@ -30,13 +30,16 @@ extension Store {
 
 extension Store {
     /// `PATCH /api/account {"locale"}`: the language of the user's mail (`en` or `ko`). nil
-    /// when there is no such user. Not a `user.updated`: no field docs/guides/connecting-your-backend.md names changes.
-    public func setLocale(userID: String, locale: String, now: Int64) async throws -> UserRecord? {
+    /// when there is no such user. Not a webhook `user.updated`: no field docs/guides/connecting-your-backend.md names
+    /// changes; the audit trail's `user.updated` names `locale`.
+    public func setLocale(userID: String, locale: String, now: Int64, audit: AuditContext = AuditContext(actor: .user)) async throws -> UserRecord? {
         try await engine.write { connection -> UserRecord? in
             guard let before = try UserStore.user(id: userID, in: connection) else { return nil }
             guard before.locale != locale else { return before }
             try connection.run("UPDATE users SET locale = ?, updated_at = ? WHERE id = ?", [.text(locale), .integer(now), .text(userID)])
-            return try UserStore.user(id: userID, in: connection)
+            let after = try UserStore.user(id: userID, in: connection)
+            try AuditTrail.recordUpdate(from: before, to: after, context: audit, now: now, in: connection)
+            return after
         }
     }
 }

@@ -54,6 +54,8 @@ public struct PasswordSignUp: Sendable {
     public var verification: EmailCode
     /// The new user's language (`en` or `ko`), from the request's `Accept-Language`.
     public var locale = "en"
+    /// Who signs up and from where, for the audit events of the sign-up's transaction.
+    public var audit = AuditContext(actor: .user)
 
     public init(email: String, hash: String, sessionTTL: Int64, verification: EmailCode) {
         self.email = email
@@ -122,8 +124,36 @@ extension Store {
     }
 
     /// The password was wrong: its client address counts one more failure.
-    public func recordPasswordFailure(_ keys: PasswordAttempts.Keys, now: Int64) async throws {
-        try await engine.write { try PasswordAttempts.recordFailure(keys, now: now, in: $0) }
+    /// With `userID` (the email is a known user's password email) the failure is also
+    /// `sign_in.failed` in the same transaction.
+    public func recordPasswordFailure(
+        _ keys: PasswordAttempts.Keys, userID: String? = nil, now: Int64, audit: AuditContext = AuditContext(actor: .user)
+    ) async throws {
+        try await engine.write { connection in
+            try PasswordAttempts.recordFailure(keys, now: now, in: connection)
+            if let userID {
+                try AuditTrail.record(
+                    .signInFailed, userID: userID, detail: AuditTrail.detail(["method": "password", "reason": "invalid_credentials"]),
+                    context: audit, now: now, in: connection)
+            }
+        }
+    }
+
+    /// `sign_in.failed` for a known user when nothing else is written: an attempt refused by
+    /// its limit (`too_many_attempts`), an Apple sign-in refused as `account_exists`.
+    public func recordSignInFailure(userID: String, method: SignInMethod, reason: String, now: Int64, audit: AuditContext) async throws {
+        try await engine.write { connection in
+            try AuditTrail.record(
+                .signInFailed, userID: userID, detail: AuditTrail.detail(["method": method.rawValue, "reason": reason]), context: audit, now: now,
+                in: connection)
+        }
+    }
+
+    /// The user whose password email an Apple identity's verified email is (the one an
+    /// `account_exists` refusal protects), if any.
+    public func passwordOwner(of identity: VerifiedIdentity) async throws -> String? {
+        guard let email = identity.email else { return nil }
+        return try await engine.read { try Self.credential(email: EmailAddress.normalized(email), in: $0)?.userID }
     }
 
     /// The password was right: the email's count is reset.
@@ -161,8 +191,10 @@ extension Store {
                     [.text(id), .text(normalized), .text(signUp.hash), .integer(now), .integer(now)])
                 let user = try Self.existingUser(id, in: connection)
                 try outbox.append(.userCreated, .user(user), now: now, in: connection)
+                try AuditTrail.record(.userCreated, userID: id, detail: AuditTrail.detail(["method": "password"]), context: signUp.audit, now: now, in: connection)
                 let sent = try Self.issue(signUp.verification, userID: id, email: normalized, now: now, outbox: outbox, in: connection)
                 let session = try SessionStore.create(in: connection, userID: id, deviceName: signUp.deviceName, now: now, ttl: signUp.sessionTTL)
+                try AuditTrail.recordSignIn(id, session: session.record.id, method: .password, created: true, context: signUp.audit, now: now, in: connection)
                 return SignedIn(user: user, session: session, created: true, verification: sent)
             }
         }
@@ -173,7 +205,7 @@ extension Store {
     /// transaction. Throws `passwordChanged` when the credential no longer holds `checkedHash`.
     public func completePasswordSignIn(
         userID: String, checkedHash: String, rehash: String?, attempts: PasswordAttempts.Keys, deviceName: String?, sessionTTL: Int64,
-        now: Int64
+        now: Int64, audit: AuditContext = AuditContext(actor: .user)
     ) async throws -> SignedIn {
         try await engine.write { connection in
             guard try Self.credential(userID: userID, in: connection)?.hash == checkedHash else { throw PasswordAccountConflict.passwordChanged }
@@ -184,6 +216,7 @@ extension Store {
             try PasswordAttempts.release(attempts, in: connection)
             let user = try Self.existingUser(userID, in: connection)
             let session = try SessionStore.create(in: connection, userID: userID, deviceName: deviceName, now: now, ttl: sessionTTL)
+            try AuditTrail.recordSignIn(userID, session: session.record.id, method: .password, created: false, context: audit, now: now, in: connection)
             return SignedIn(user: user, session: session, created: false)
         }
     }
@@ -195,7 +228,8 @@ extension Store {
     /// session but `keptSessionID` ends, reset codes are void, and a first password is
     /// `user.updated` (`sign_in_methods`).
     public func setPassword(
-        userID: String, checkedHash: String?, newHash: String, keptSessionID: String, attempts: PasswordAttempts.Keys?, now: Int64
+        userID: String, checkedHash: String?, newHash: String, keptSessionID: String, attempts: PasswordAttempts.Keys?, now: Int64,
+        audit: AuditContext = AuditContext(actor: .user)
     ) async throws -> UserRecord {
         let outbox = self.outbox
         return try await Self.mappingDuplicateEmail {
@@ -218,10 +252,14 @@ extension Store {
                         [.text(userID), .text(normalized), .text(newHash), .integer(now), .integer(now)])
                     try Self.touch(userID, now: now, in: connection)
                 }
-                try connection.run("DELETE FROM sessions WHERE user_id = ? AND id <> ?", [.text(userID), .text(keptSessionID)])
+                let ended = try connection.query(
+                    "DELETE FROM sessions WHERE user_id = ? AND id <> ? RETURNING id", [.text(userID), .text(keptSessionID)]
+                ).map { try $0.string(0) }
                 if let attempts { try PasswordAttempts.release(attempts, in: connection) }
                 let after = try Self.existingUser(userID, in: connection)
                 try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+                try AuditTrail.record(before.hasPassword ? .passwordChanged : .passwordSet, userID: userID, context: audit, now: now, in: connection)
+                try AuditTrail.recordEnded(ended, userID: userID, reason: .passwordChanged, context: audit, now: now, in: connection)
                 try Self.noticeSecurityChange(
                     before.hasPassword ? "password_changed" : "password_set", user: after,
                     device: try Self.deviceName(sessionID: keptSessionID, in: connection), now: now, outbox: outbox, in: connection)
@@ -263,7 +301,9 @@ extension Store {
     /// (`proveCredential`); when it was unproven until now, the Apple ID bound meanwhile is
     /// unbound and its tokens queued for revocation (docs/guides/passwords-and-email.md). nil for a code unknown, used or
     /// expired.
-    public func resetPassword(codeHash: [UInt8], newHash: String, now: Int64) async throws -> UserRecord? {
+    public func resetPassword(
+        codeHash: [UInt8], newHash: String, now: Int64, audit: AuditContext = AuditContext(actor: .user)
+    ) async throws -> UserRecord? {
         let (vault, queue, outbox) = (self.vault, revocations, self.outbox)
         return try await engine.write { connection -> UserRecord? in
             // The user is locked before the code is used up, in the order every change of
@@ -283,12 +323,18 @@ extension Store {
             try connection.run("DELETE FROM password_reset_codes WHERE user_id = ?", [.text(userID)])
             if !credential.emailVerified, before.appleSub != nil {
                 try Self.unbindUnprovenAppleID(credential, now: now, vault: vault, queue: queue, in: connection)
+                try AuditTrail.record(.appleIDUnlinked, userID: userID, context: audit, now: now, in: connection)
             }
             try Self.proveCredential(credential, now: now, outbox: outbox, in: connection)
-            try SessionStore.endAll(userID: userID, in: connection)
+            if !credential.emailVerified {
+                try AuditTrail.record(.emailVerified, userID: userID, context: audit, now: now, in: connection)
+            }
+            let ended = try connection.query("DELETE FROM sessions WHERE user_id = ? RETURNING id", [.text(userID)]).map { try $0.string(0) }
             try PasswordAttempts.forget(email: credential.email, in: connection)
             let after = try Self.existingUser(userID, in: connection)
             try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+            try AuditTrail.record(.passwordReset, userID: userID, context: audit, now: now, in: connection)
+            try AuditTrail.recordEnded(ended, userID: userID, reason: .passwordReset, context: audit, now: now, in: connection)
             try Self.noticeSecurityChange("password_reset", user: after, device: nil, now: now, outbox: outbox, in: connection)
             return after
         }
@@ -297,7 +343,9 @@ extension Store {
     /// `DELETE /api/account/password`: only while the user has an Apple ID to sign in with
     /// (else `lastSignInMethod`). A user without a password is returned unchanged. `sessionID`
     /// names the device in the security notice.
-    public func removePassword(userID: String, sessionID: String? = nil, now: Int64) async throws -> UserRecord {
+    public func removePassword(
+        userID: String, sessionID: String? = nil, now: Int64, audit: AuditContext = AuditContext(actor: .user)
+    ) async throws -> UserRecord {
         let outbox = self.outbox
         return try await engine.write { connection in
             let before = try Self.lockedUser(userID, in: connection)
@@ -307,6 +355,7 @@ extension Store {
             try Self.touch(userID, now: now, in: connection)
             let after = try Self.existingUser(userID, in: connection)
             try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
+            try AuditTrail.record(.passwordRemoved, userID: userID, context: audit, now: now, in: connection)
             try Self.noticeSecurityChange(
                 "password_removed", user: after, device: try Self.deviceName(sessionID: sessionID, in: connection), now: now, outbox: outbox,
                 in: connection)

@@ -30,6 +30,10 @@ public struct SignInWrite: Sendable {
     /// A new user's language (`en` or `ko`, docs/guides/passwords-and-email.md), from the request's `Accept-Language`.
     public var locale = "en"
     public var sessionTTL: Int64
+    /// How the session is made (`sign_in.succeeded`'s `method`).
+    public var method = SignInMethod.apple
+    /// Who signs in and from where, for the audit events of the sign-in's transaction.
+    public var audit = AuditContext(actor: .user)
 
     public init(identity: VerifiedIdentity, tokenHash: [UInt8], tokenExpiresAt: Int64, sessionTTL: Int64) {
         self.identity = identity
@@ -91,6 +95,7 @@ extension Store {
             try await engine.write { connection in
                 let (user, created) = try Self.commitSignIn(write, now: now, vault: vault, outbox: outbox, in: connection)
                 let session = try SessionStore.create(in: connection, userID: user.id, deviceName: write.deviceName, now: now, ttl: write.sessionTTL)
+                try AuditTrail.recordSignIn(user.id, session: session.record.id, method: write.method, created: created, context: write.audit, now: now, in: connection)
                 return SignedIn(user: user, session: session, created: created)
             }
         }
@@ -116,7 +121,8 @@ extension Store {
     /// `verifies` accepts its stored challenge, makes the session, in the same transaction.
     /// nil for a code that is unknown, used, expired or whose verifier does not match.
     public func redeemAppReturnCode(
-        codeHash: [UInt8], verifies: @escaping @Sendable (_ challenge: String) -> Bool, deviceName: String?, sessionTTL: Int64, now: Int64
+        codeHash: [UInt8], verifies: @escaping @Sendable (_ challenge: String) -> Bool, deviceName: String?, sessionTTL: Int64, now: Int64,
+        audit: AuditContext = AuditContext(actor: .user)
     ) async throws -> SignedIn? {
         try await engine.write { connection -> SignedIn? in
             guard let row = try connection.queryOne(
@@ -125,7 +131,9 @@ extension Store {
                 let user = try UserStore.user(id: try row.string("user_id"), in: connection)
             else { return nil }
             let session = try SessionStore.create(in: connection, userID: user.id, deviceName: deviceName, now: now, ttl: sessionTTL)
-            return SignedIn(user: user, session: session, created: try row.int64("created") != 0)
+            let created = try row.int64("created") != 0
+            try AuditTrail.recordSignIn(user.id, session: session.record.id, method: .exchange, created: created, context: audit, now: now, in: connection)
+            return SignedIn(user: user, session: session, created: created)
         }
     }
 
@@ -152,6 +160,7 @@ extension Store {
         try proveAppleEmail(write.identity, userID: user.id, now: now, outbox: outbox, in: connection)
         if created {
             try outbox.append(.userCreated, .user(user), now: now, in: connection)
+            try AuditTrail.record(.userCreated, userID: user.id, detail: AuditTrail.detail(["method": write.method.rawValue]), context: write.audit, now: now, in: connection)
         } else {
             try outbox.appendIfChanged(from: before, to: user, now: now, in: connection)
         }

@@ -29,6 +29,8 @@ public final class Store: Sendable {
     public let webhooks: WebhookQueue
     /// The mail outbox's messages on their way to the SMTP server (docs/guides/passwords-and-email.md).
     public let mail: MailQueue
+    /// The audit trail's reading and pruning (docs/reference/http-api.md, "Activity").
+    public let audit: AuditLog
 
     init(
         engine: any StoreEngine, events: WebhookEventRenderer?, mail: MailSettings? = nil,
@@ -51,6 +53,7 @@ public final class Store: Sendable {
         serverState = ServerState(engine: engine)
         signingKeys = try SigningKeyStore(engine: engine, key: dataKey)
         transfers = TeamTransferStore(engine: engine, outbox: outbox)
+        audit = AuditLog(engine: engine)
     }
 
     /// Opens the store `location` names: a PostgreSQL URL (`postgres://…` or `postgresql://…`,

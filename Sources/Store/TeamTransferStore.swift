@@ -139,6 +139,7 @@ public struct TeamTransferStore: Sendable {
                 attempts: earlier?.targetTeam == target ? earlier?.attempts ?? 0 : 0, lastError: nil, updatedAt: now
             ).save(in: connection)
             try connection.run("DELETE FROM server_state WHERE key = ?", [.text(Self.windowKey)])
+            try AuditTrail.record(.transferExported, userID: userID, detail: AuditTrail.detail(["target_team": target]), context: .system, now: now, in: connection)
             return .recorded
         }
     }
@@ -292,6 +293,7 @@ public struct TeamTransferStore: Sendable {
             row.lastError = nil
             row.updatedAt = now
             try row.save(in: connection)
+            try AuditTrail.record(.transferImported, userID: userID, context: .system, now: now, in: connection)
             guard before.appleSub != newSub else { return .alreadyMoved }
             let after = try UserStore.user(id: userID, in: connection)
             try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)

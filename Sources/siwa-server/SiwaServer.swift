@@ -9,7 +9,7 @@ struct SiwaServer: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, DemoCommand.self, MigrateCommand.self, CheckConfigCommand.self, DoctorCommand.self, ClientSecretCommand.self,
             VerifyTokenCommand.self, AppleSimCommand.self, CopyDatabaseCommand.self, UsersCommand.self, WebhooksCommand.self, EmailCommand.self,
-            RotateSigningKeyCommand.self, TransferCommand.self,
+            RotateSigningKeyCommand.self, TransferCommand.self, EventsCommand.self,
         ]
     )
 }

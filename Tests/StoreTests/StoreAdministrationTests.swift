@@ -18,14 +18,14 @@ struct StoreAdministrationTests {
             // Authenticated twice: held in this process's cache.
             for _ in 0..<2 { #expect(try await store.sessions.authenticate(token: first.session.token, now: 1_001, idleTTL: 3_600) != nil) }
 
-            #expect(try await store.endSessions(userID: first.user.id) == 2)
+            #expect(try await store.endSessions(userID: first.user.id, now: 1_001) == 2)
             #expect(try await store.sessions.authenticate(token: first.session.token, now: 1_001, idleTTL: 3_600) == nil)
             #expect(try await store.sessions.authenticate(token: second.session.token, now: 1_001, idleTTL: 3_600) == nil)
             #expect(try await store.sessions.authenticate(token: bystander.session.token, now: 1_001, idleTTL: 3_600) != nil)
             // The user stays; a user without sessions has none to end.
             #expect(try await store.users.user(id: first.user.id) != nil)
-            #expect(try await store.endSessions(userID: first.user.id) == 0)
-            #expect(try await store.endSessions(userID: "usr_unknown") == nil)
+            #expect(try await store.endSessions(userID: first.user.id, now: 1_001) == 0)
+            #expect(try await store.endSessions(userID: "usr_unknown", now: 1_001) == nil)
         }
     }
 
@@ -58,7 +58,7 @@ struct StoreAdministrationTests {
             #expect(server.sessions.cachedCount == 1)
 
             let commandLine = try Store.open(folder + "/siwa.sqlite3", connections: 1) { key }
-            #expect(try await commandLine.endSessions(userID: signedIn.user.id) == 1)
+            #expect(try await commandLine.endSessions(userID: signedIn.user.id, now: 1_001) == 1)
             commandLine.close()
 
             let refused = try await eventually {

@@ -21,10 +21,10 @@ struct AccountDeletion: Sendable {
     /// Deletes the user for `reason` and makes the first revocation attempt; the outcome at
     /// Apple (`done`, `pending`, or `none` when no Apple token was stored), or nil when there is
     /// no such user.
-    func delete(userID: String, reason: DeletionReason = .accountDeleted) async throws -> String? {
+    func delete(userID: String, reason: DeletionReason = .accountDeleted, audit: AuditContext = AuditContext(actor: .user)) async throws -> String? {
         let now = clock()
         // First due after the in-request attempt, so the worker does not race it.
-        guard let deletion = try await store.deleteUser(userID: userID, reason: reason, now: now, firstAttemptAt: now + 3) else {
+        guard let deletion = try await store.deleteUser(userID: userID, reason: reason, now: now, firstAttemptAt: now + 3, audit: audit) else {
             return nil
         }
         guard let queued = deletion.revocation else { return "none" }
@@ -54,7 +54,7 @@ struct AccountDeletion: Sendable {
         { request in
             let found = try await authenticator.authenticate(request, origin: .ours)
             // nil: deleted meanwhile by another request; gone all the same.
-            let revocation = try await delete(userID: found.user.id) ?? "none"
+            let revocation = try await delete(userID: found.user.id, audit: authenticator.audit(request, found)) ?? "none"
             return Self.accepted(revocation: revocation)
         }
     }

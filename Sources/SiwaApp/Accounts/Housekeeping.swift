@@ -11,8 +11,14 @@ struct Housekeeping: Sendable {
     let idleTTL: Int64
     let logger: Logger
     let clock: @Sendable () -> Int64
+    /// `audit_retention` in seconds: older events are pruned.
+    var auditRetention: Int64 = 180 * 86_400
 
     static let period: Duration = .seconds(60)
+    /// Audit events deleted per transaction, and transactions per pass: a backlog (a lowered
+    /// `audit_retention`) drains over several passes without holding the write lock long.
+    static let auditBatch = 1_000
+    static let auditBatchesPerPass = 20
 
     func run() async {
         while !Task.isCancelled {
@@ -27,7 +33,8 @@ struct Housekeeping: Sendable {
         // After the prune, so the entries of the sessions it deleted go in the same pass.
         defer { store.sessions.sweepCache() }
         do {
-            guard let deleted = try await store.pruneExpired(now: clock(), idleTTL: idleTTL) else { return 0 }
+            guard var deleted = try await store.pruneExpired(now: clock(), idleTTL: idleTTL) else { return 0 }
+            deleted += try await pruneAudit()
             // SQLite keeps the pages of deleted rows otherwise.
             try await store.reclaimFreePages()
             return deleted
@@ -35,5 +42,17 @@ struct Housekeeping: Sendable {
             logger.warning("housekeeping could not delete expired rows", metadata: ["error": "\(error)"])
             return 0
         }
+    }
+
+    /// Events older than `auditRetention`, in bounded batches; returns how many went.
+    func pruneAudit() async throws -> Int {
+        let before = clock() - auditRetention
+        var deleted = 0
+        for _ in 0..<Self.auditBatchesPerPass {
+            let batch = try await store.audit.prune(before: before, limit: Self.auditBatch)
+            deleted += batch
+            if batch < Self.auditBatch { break }
+        }
+        return deleted
     }
 }

@@ -59,7 +59,8 @@ struct PasswordAccounts: Sendable {
     // MARK: - Sign-up and sign-in
 
     func signUp(
-        email: String, password: String, givenName: String?, familyName: String?, deviceName: String?, locale: String = "en"
+        email: String, password: String, givenName: String?, familyName: String?, deviceName: String?, locale: String = "en",
+        audit: AuditContext = AuditContext(actor: .user)
     ) async throws -> SignedIn {
         let email = try Self.checkedEmail(email)
         if let weakness = PasswordPolicy.weakness(of: password, email: email) { throw PasswordFailure.weakPassword(weakness) }
@@ -71,6 +72,7 @@ struct PasswordAccounts: Sendable {
         signUp.familyName = familyName
         signUp.deviceName = deviceName
         signUp.locale = locale
+        signUp.audit = audit
         do {
             let made = try await store.createPasswordUser(signUp, now: clock())
             count(made.verification ?? .issued)
@@ -80,8 +82,10 @@ struct PasswordAccounts: Sendable {
         }
     }
 
-    func signIn(email: String, password: String, deviceName: String?, client: String) async throws -> SignedIn {
-        let (credential, keys) = try await checkPassword(email: email, password: password, client: client)
+    func signIn(
+        email: String, password: String, deviceName: String?, client: String, audit: AuditContext = AuditContext(actor: .user)
+    ) async throws -> SignedIn {
+        let (credential, keys) = try await checkPassword(email: email, password: password, client: client, audit: audit)
         let rehash: String?
         if credential.needsRehash {
             // Today's parameters, at no cost to the sign-in if the pool is full.
@@ -92,7 +96,7 @@ struct PasswordAccounts: Sendable {
         do {
             let made = try await store.completePasswordSignIn(
                 userID: credential.credential.userID, checkedHash: credential.credential.hash, rehash: rehash, attempts: keys,
-                deviceName: deviceName, sessionTTL: sessionTTL, now: clock())
+                deviceName: deviceName, sessionTTL: sessionTTL, now: clock(), audit: audit)
             return SignedIn(user: made.user, session: made.session, created: false)
         } catch PasswordAccountConflict.passwordChanged {
             throw PasswordFailure.invalidCredentials
@@ -110,9 +114,16 @@ struct PasswordAccounts: Sendable {
     /// email and a wrong password cost the same and read the same (401 `invalid_credentials`).
     /// The attempt stays counted unless the caller succeeds (`completePasswordSignIn` or
     /// `releasePasswordAttempt` takes it back).
-    func checkPassword(email: String, password: String, client: String) async throws -> (CheckedPassword, PasswordAttempts.Keys) {
+    /// A failure for an email that has a password is `sign_in.failed` on its user's timeline.
+    func checkPassword(
+        email: String, password: String, client: String, audit: AuditContext = AuditContext(actor: .user)
+    ) async throws -> (CheckedPassword, PasswordAttempts.Keys) {
         let keys = PasswordAttempts.Keys(email: email, address: client)
         if case .refused(let retryAfter) = try await store.reservePasswordAttempt(keys, now: clock()) {
+            // Only the refusal costs this read: an unknown email records nothing.
+            if let owner = try await store.passwordCredential(email: email) {
+                try await store.recordSignInFailure(userID: owner.userID, method: .password, reason: "too_many_attempts", now: clock(), audit: audit)
+            }
             throw PasswordFailure.tooManyAttempts(retryAfter: retryAfter)
         }
         let credential = try await store.passwordCredential(email: email)
@@ -125,7 +136,7 @@ struct PasswordAccounts: Sendable {
             throw PasswordFailure.busy
         }
         guard verification.matches, let credential else {
-            try await store.recordPasswordFailure(keys, now: clock())
+            try await store.recordPasswordFailure(keys, userID: credential?.userID, now: clock(), audit: audit)
             throw PasswordFailure.invalidCredentials
         }
         return (CheckedPassword(credential: credential, needsRehash: verification.needsRehash), keys)
@@ -135,7 +146,9 @@ struct PasswordAccounts: Sendable {
 
     /// `PUT /api/account/password`: replaces the password (`current` must match it), or sets a
     /// first one on the account's email, which needs a recent sign-in. Every other session ends.
-    func setPassword(for found: SessionAuthenticator.Authenticated, current: String?, new: String, client: String) async throws {
+    func setPassword(
+        for found: SessionAuthenticator.Authenticated, current: String?, new: String, client: String, audit: AuditContext = AuditContext(actor: .user)
+    ) async throws {
         let existing = try await store.passwordCredential(userID: found.user.id)
         let email: String
         if let existing {
@@ -153,7 +166,7 @@ struct PasswordAccounts: Sendable {
         var checked: (hash: String, keys: PasswordAttempts.Keys)?
         if let existing {
             guard let current else { throw PasswordFailure.invalidCredentials }
-            let (credential, keys) = try await checkPassword(email: existing.email, password: current, client: client)
+            let (credential, keys) = try await checkPassword(email: existing.email, password: current, client: client, audit: audit)
             guard credential.credential.userID == found.user.id else { throw PasswordFailure.invalidCredentials }
             checked = (credential.credential.hash, keys)
         }
@@ -161,7 +174,7 @@ struct PasswordAccounts: Sendable {
         do {
             _ = try await store.setPassword(
                 userID: found.user.id, checkedHash: checked?.hash, newHash: hash, keptSessionID: found.session.id, attempts: checked?.keys,
-                now: clock())
+                now: clock(), audit: audit)
         } catch let conflict as PasswordAccountConflict {
             switch conflict {
             case .accountExists: throw PasswordFailure.accountExists
@@ -173,9 +186,9 @@ struct PasswordAccounts: Sendable {
     }
 
     /// `sessionID`: the session asking, whose device the security notice names.
-    func removePassword(userID: String, sessionID: String? = nil) async throws -> UserRecord {
+    func removePassword(userID: String, sessionID: String? = nil, audit: AuditContext = AuditContext(actor: .user)) async throws -> UserRecord {
         do {
-            return try await store.removePassword(userID: userID, sessionID: sessionID, now: clock())
+            return try await store.removePassword(userID: userID, sessionID: sessionID, now: clock(), audit: audit)
         } catch PasswordAccountConflict.lastSignInMethod {
             throw PasswordFailure.lastSignInMethod
         }
@@ -199,12 +212,14 @@ struct PasswordAccounts: Sendable {
 
     /// Sets the password a live code is for; every session of the user ends. A weak password is
     /// refused before the code is used up, so the person can try another.
-    func reset(code: String, newPassword: String) async throws {
+    func reset(code: String, newPassword: String, audit: AuditContext = AuditContext(actor: .user)) async throws {
         let codeHash = Self.resetCodeHash(code)
         guard let target = try await store.passwordResetTarget(codeHash: codeHash, now: clock()) else { throw PasswordFailure.invalidGrant }
         if let weakness = PasswordPolicy.weakness(of: newPassword, email: target.email) { throw PasswordFailure.weakPassword(weakness) }
         let hash = try await hashed(newPassword)
-        guard try await store.resetPassword(codeHash: codeHash, newHash: hash, now: clock()) != nil else { throw PasswordFailure.invalidGrant }
+        guard try await store.resetPassword(codeHash: codeHash, newHash: hash, now: clock(), audit: audit) != nil else {
+            throw PasswordFailure.invalidGrant
+        }
     }
 
     static func resetCodeHash(_ code: String) -> [UInt8] {
@@ -221,8 +236,10 @@ struct PasswordAccounts: Sendable {
     }
 
     /// `POST /api/auth/email/verify`: the code proves the email it was sent to.
-    func verifyEmail(code: String) async throws -> UserRecord {
-        guard let user = try await store.verifyEmail(codeHash: Self.resetCodeHash(code), now: clock()) else { throw PasswordFailure.invalidGrant }
+    func verifyEmail(code: String, audit: AuditContext = AuditContext(actor: .user)) async throws -> UserRecord {
+        guard let user = try await store.verifyEmail(codeHash: Self.resetCodeHash(code), now: clock(), audit: audit) else {
+            throw PasswordFailure.invalidGrant
+        }
         return user
     }
 

@@ -22,6 +22,8 @@ struct SessionAuthenticator: Sendable {
     /// `cors_origins`: web apps on other origins whose cookie-authenticated changes are let in.
     let crossOrigins: Set<String>
     let clock: @Sendable () -> Int64
+    /// `trusted_proxies`: whose `X-Forwarded-For` names the client of an audit event.
+    var trustedProxies = CIDRSet()
 
     /// What a cookie-authenticated request must show of where it came from.
     enum OriginCheck: Sendable {

@@ -22,6 +22,10 @@ struct SignIn: Sendable {
         var deviceName: String?
         /// A new user's language (`RequestLocale`).
         var locale = "en"
+        /// How the sign-in arrived (`sign_in.succeeded`'s `method`).
+        var method = SignInMethod.apple
+        /// Who signs in and from where (the audit trail).
+        var audit = AuditContext(actor: .user)
     }
 
     struct Success: Sendable {
@@ -178,7 +182,7 @@ struct SignIn: Sendable {
         } catch let failure as Failure {
             throw failure
         } catch let conflict as SignInConflict {
-            throw await refused(conflict, input: input, subject: claims.subject, now: now, requestID: requestID)
+            throw await refused(conflict, input: input, identity: identity, now: now, requestID: requestID)
         } catch let conflict as PasswordAccountConflict {
             throw .binding(conflict)
         } catch {
@@ -196,6 +200,8 @@ struct SignIn: Sendable {
         // Without a code nothing was committed yet: the nonce is used up with the session.
         write.nonce = input.authorizationCode == nil ? input.nonce : nil
         write.appleTokens = tokens.map { AppleTokenGrant(clientID: audience, refreshToken: $0.refreshToken, accessToken: $0.accessToken) }
+        write.method = input.method
+        write.audit = input.audit
         do {
             return try await commit(write, now)
         } catch {
@@ -206,7 +212,7 @@ struct SignIn: Sendable {
                 // refused: the Apple ID may be another user's here, and revoking the fresh grant
                 // would end that user's authorization at Apple.
                 if conflict == .accountExists, let tokens { await revokeUnowned(tokens, clientID: audience, now: now, requestID: requestID) }
-                throw await refused(conflict, input: input, subject: claims.subject, now: now, requestID: requestID)
+                throw await refused(conflict, input: input, identity: identity, now: now, requestID: requestID)
             case let conflict as PasswordAccountConflict:
                 throw .binding(conflict)
             default:
@@ -220,7 +226,8 @@ struct SignIn: Sendable {
     /// A replayed token or nonce is `replayed`; an expired server nonce does not match. An
     /// existing password account keeps the name and email Apple sent (once) as a pending
     /// profile, as a failed sign-in does, for the upgrade or link that follows.
-    private func refused(_ conflict: SignInConflict, input: Input, subject: String, now: Int64, requestID: String) async -> Failure {
+    private func refused(_ conflict: SignInConflict, input: Input, identity: VerifiedIdentity, now: Int64, requestID: String) async -> Failure {
+        let subject = identity.appleSub
         switch conflict {
         case .tokenReplayed, .nonceReplayed: return .invalidToken(.replayed)
         case .nonceExpired: return .invalidToken(.nonceMismatch)
@@ -235,6 +242,14 @@ struct SignIn: Sendable {
                 }
             }
             logger.info("Apple sign-in refused: its email is a password account's", metadata: ["request_id": .string(requestID)])
+            // `sign_in.failed` on the timeline of the account the refusal protects.
+            do {
+                if let owner = try await store.passwordOwner(of: identity) {
+                    try await store.recordSignInFailure(userID: owner, method: input.method, reason: "account_exists", now: now, audit: input.audit)
+                }
+            } catch {
+                logger.error("a refused sign-in could not be recorded", metadata: ["error": "\(error)", "request_id": .string(requestID)])
+            }
             return .accountExists
         }
     }

@@ -110,7 +110,7 @@ public struct UserAdministration: Sendable {
     /// it and retries until Apple accepts (this process does not wait for Apple).
     public func delete(id: String) async throws -> Outcome {
         let now = clock()
-        guard let deletion = try await store.deleteUser(userID: id, reason: .admin, now: now, firstAttemptAt: now) else {
+        guard let deletion = try await store.deleteUser(userID: id, reason: .admin, now: now, firstAttemptAt: now, audit: .admin) else {
             return Self.noSuchUser(id)
         }
         let revocation = deletion.revocation == nil ? "none" : "pending"
@@ -131,7 +131,7 @@ public struct UserAdministration: Sendable {
 
     /// Ends every session of the user; a running server refuses them within a second.
     public func endSessions(id: String) async throws -> Outcome {
-        guard let ended = try await store.endSessions(userID: id) else { return Self.noSuchUser(id) }
+        guard let ended = try await store.endSessions(userID: id, now: clock(), audit: .admin) else { return Self.noSuchUser(id) }
         if json { return .done(JSONWriter.string(.object(JSONObject([("id", .string(id)), ("ended_sessions", .integer(Int64(ended)))])))) }
         return .done("ended \(ended) session\(ended == 1 ? "" : "s") of \(id)")
     }

@@ -368,6 +368,7 @@ extension Configuration {
             smtpCAFile = path
         }
         emailRetention = try Self.positive(reader, .emailRetention) ?? emailRetention
+        auditRetention = try Self.positive(reader, .auditRetention) ?? auditRetention
     }
 
     /// Each listed page may read what a signed-in person's browser gets back, cookie included:

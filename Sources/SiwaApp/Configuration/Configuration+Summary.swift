@@ -52,6 +52,7 @@ extension Configuration {
             case .emailFrom: value = optional(emailFrom?.description)
             case .smtpCAFile: value = optional(smtpCAFile)
             case .emailRetention: value = DurationParser.format(emailRetention)
+            case .auditRetention: value = DurationParser.format(auditRetention)
             }
             return (key.rawValue, value)
         }

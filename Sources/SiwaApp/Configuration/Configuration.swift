@@ -83,6 +83,8 @@ public struct Configuration: Sendable, Equatable {
     public var smtpCAFile: String?
     /// How long a message that cannot be delivered is retried before it is marked failed.
     public var emailRetention: Duration
+    /// How long the audit trail keeps an event (housekeeping prunes older ones).
+    public var auditRetention: Duration
     /// One delivery attempt's deadline: docs/guides/connecting-your-backend.md's 10 s. Not a configuration key; tests that
     /// must tell "during an attempt" from "after it" on a loaded machine lengthen it.
     public var webhookAttemptDeadline: Duration = .seconds(10)
@@ -159,6 +161,7 @@ public struct Configuration: Sendable, Equatable {
         emailFrom = nil
         smtpCAFile = nil
         emailRetention = .seconds(86_400)
+        auditRetention = .seconds(180 * 86_400)
         adminToken = nil
         accessTokenTTL = .seconds(300)
         accessTokenAudienceSetting = nil

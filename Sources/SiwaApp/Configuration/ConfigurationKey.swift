@@ -41,6 +41,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case emailFrom = "email_from"
     case smtpCAFile = "smtp_ca_file"
     case emailRetention = "email_retention"
+    case auditRetention = "audit_retention"
 
     /// `SIWA_` + the key upper-cased.
     public var environmentName: String { "SIWA_" + rawValue.uppercased() }

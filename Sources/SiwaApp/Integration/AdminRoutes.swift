@@ -11,6 +11,8 @@ struct AdminRoutes: Sendable {
     /// Sessions unused this long are not listed (they no longer authenticate).
     let idleTTL: Int64
     let clock: @Sendable () -> Int64
+    /// `trusted_proxies`, for the audit events' client address.
+    var trustedProxies = CIDRSet()
 
     func register(on router: inout Router, guardedBy admin: AdminAuthenticator) {
         router.add(.get, "/admin/users", admin.guarding(listUsers))
@@ -55,14 +57,15 @@ struct AdminRoutes: Sendable {
             throw APIError.invalidRequest(error.description)
         }
         // `ExternalIDTaken` (409) is answered by `ErrorResponses`.
-        guard let user = try await store.setExternalID(userID: request.pathParameters["id"] ?? "", externalID: patch.externalID, now: clock())
+        guard let user = try await store.setExternalID(
+            userID: request.pathParameters["id"] ?? "", externalID: patch.externalID, now: clock(), audit: audit(request))
         else { throw APIError.userNotFound }
         return Self.json(UserJSON.value(user))
     }
 
     /// `DELETE /admin/users/{id}`: as `DELETE /api/account`, with `user.deleted`'s reason `admin`.
     func deleteUser(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let revocation = try await deletion.delete(userID: request.pathParameters["id"] ?? "", reason: .admin) else {
+        guard let revocation = try await deletion.delete(userID: request.pathParameters["id"] ?? "", reason: .admin, audit: audit(request)) else {
             throw APIError.userNotFound
         }
         return AccountDeletion.accepted(revocation: revocation)
@@ -70,7 +73,9 @@ struct AdminRoutes: Sendable {
 
     /// `DELETE /admin/users/{id}/sessions`: every session of the user ends at once.
     func endSessions(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard try await store.endSessions(userID: request.pathParameters["id"] ?? "") != nil else { throw APIError.userNotFound }
+        guard try await store.endSessions(userID: request.pathParameters["id"] ?? "", now: clock(), audit: audit(request)) != nil else {
+            throw APIError.userNotFound
+        }
         return HTTPResponse(status: 204)
     }
 
@@ -79,6 +84,11 @@ struct AdminRoutes: Sendable {
         var object = UserJSON.object(user)
         object["sessions"] = .array(sessions.map { SessionJSON.value($0) })
         return .object(object)
+    }
+
+    /// An operator's action through `request`: actor `admin`, with the client's address.
+    private func audit(_ request: HTTPRequest) -> AuditContext {
+        AuditContext(request, trusted: trustedProxies, actor: .admin)
     }
 
     /// Users' personal data: never kept by a cache on the way.

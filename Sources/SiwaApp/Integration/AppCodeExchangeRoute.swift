@@ -10,6 +10,8 @@ struct AppCodeExchangeRoute: Sendable {
     let store: Store
     let sessionTTL: Int64
     let clock: @Sendable () -> Int64
+    /// `trusted_proxies`, for the audit event's client address.
+    var trustedProxies = CIDRSet()
 
     static let invalidGrant = APIError(status: 400, code: "invalid_grant", description: "the code is unknown, used or expired, or the verifier does not match")
 
@@ -31,7 +33,7 @@ struct AppCodeExchangeRoute: Sendable {
         }
         let redeemed = try await store.redeemAppReturnCode(
             codeHash: SHA256.hash(Array(code.utf8)), verifies: { AppReturn.verifier(verifier, matches: $0) }, deviceName: deviceName,
-            sessionTTL: sessionTTL, now: clock())
+            sessionTTL: sessionTTL, now: clock(), audit: AuditContext(request, trusted: trustedProxies))
         guard let signedIn = redeemed else { throw Self.invalidGrant }
         return NativeSignInRoute.response(user: signedIn.user, session: signedIn.session, created: signedIn.created)
     }

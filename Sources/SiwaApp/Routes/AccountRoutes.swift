@@ -31,7 +31,9 @@ enum AccountRoutes {
             } catch {
                 throw APIError.invalidRequest("\(error)")
             }
-            guard let user = try await accounts.setLocale(userID: found.user.id, locale: patch.locale.rawValue, now: authenticator.clock()) else {
+            guard let user = try await accounts.setLocale(
+                userID: found.user.id, locale: patch.locale.rawValue, now: authenticator.clock(), audit: authenticator.audit(request, found))
+            else {
                 throw APIError.userNotFound
             }
             return HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(UserJSON.value(user)))
@@ -39,7 +41,8 @@ enum AccountRoutes {
 
         router.add(.post, "/api/logout") { request in
             let found = try await authenticator.authenticate(request, origin: .ours)
-            _ = try await sessions.end(id: found.session.id, userID: found.user.id)
+            _ = try await sessions.end(
+                id: found.session.id, userID: found.user.id, reason: .logout, now: authenticator.clock(), audit: authenticator.audit(request, found))
             return HTTPResponse(status: 204)
         }
 
@@ -55,7 +58,10 @@ enum AccountRoutes {
             let found = try await authenticator.authenticate(request, origin: .ours)
             let id = request.pathParameters["id"] ?? ""
             // Another user's session, or one already ended, is simply not found.
-            guard try await sessions.end(id: id, userID: found.user.id) else { throw APIError.sessionNotFound }
+            guard try await sessions.end(
+                id: id, userID: found.user.id, reason: id == found.session.id ? .logout : .endedByUser, now: authenticator.clock(),
+                audit: authenticator.audit(request, found))
+            else { throw APIError.sessionNotFound }
             return HTTPResponse(status: 204)
         }
     }

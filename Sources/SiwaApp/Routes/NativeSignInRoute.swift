@@ -12,6 +12,7 @@ struct NativeSignInRoute: Sendable {
     func handle(_ request: HTTPRequest) async throws(SignIn.Failure) -> HTTPResponse {
         var input = try Self.parse(request.body)
         input.locale = RequestLocale.of(request)
+        input.audit = AuditContext(request, trusted: signIn.configuration.trustedProxies)
         let result = try await signIn.run(input, requestID: request.requestID)
         var response = Self.response(user: result.user, session: result.session, created: result.created)
         if cookies.isSameOrigin(request) { response.headers.add("Set-Cookie", cookies.session(result.session)) }

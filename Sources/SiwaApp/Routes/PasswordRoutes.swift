@@ -33,7 +33,7 @@ struct PasswordRoutes: Sendable {
             email: try body.required("email"),
             password: try body.required("password"),
             givenName: given, familyName: family,
-            deviceName: try body.deviceName(), locale: RequestLocale.of(request))
+            deviceName: try body.deviceName(), locale: RequestLocale.of(request), audit: audit(request))
         return signedIn(made.user, made.session, created: true, status: 201, request: request)
     }
 
@@ -43,7 +43,7 @@ struct PasswordRoutes: Sendable {
             email: try body.required("email"),
             password: try body.required("password"),
             deviceName: try body.deviceName(),
-            client: client(of: request))
+            client: client(of: request), audit: audit(request))
         return signedIn(made.user, made.session, created: false, status: 200, request: request)
     }
 
@@ -52,13 +52,13 @@ struct PasswordRoutes: Sendable {
         let body = try Self.parse(request)
         try await accounts.setPassword(
             for: found, current: try body.optional("current_password"),
-            new: try body.required("new_password"), client: client(of: request))
+            new: try body.required("new_password"), client: client(of: request), audit: audit(request, found))
         return HTTPResponse(status: 204)
     }
 
     func removePassword(_ request: HTTPRequest) async throws -> HTTPResponse {
         let found = try await authenticator.authenticate(request, origin: .ours)
-        return Self.user(try await accounts.removePassword(userID: found.user.id, sessionID: found.session.id))
+        return Self.user(try await accounts.removePassword(userID: found.user.id, sessionID: found.session.id, audit: audit(request, found)))
     }
 
     func resetRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -73,7 +73,7 @@ struct PasswordRoutes: Sendable {
     /// `POST /api/auth/email/verify`: no session needed, the code is the proof.
     func verifyEmail(_ request: HTTPRequest) async throws -> HTTPResponse {
         let body = try Self.parse(request)
-        return Self.user(try await accounts.verifyEmail(code: try body.required("code")))
+        return Self.user(try await accounts.verifyEmail(code: try body.required("code"), audit: audit(request)))
     }
 
     /// `POST /api/account/email/verify-request`: a new code for the signed-in user's email.
@@ -90,7 +90,7 @@ struct PasswordRoutes: Sendable {
         let body = try Self.parse(request)
         try await accounts.reset(
             code: try body.required("code"),
-            newPassword: try body.required("new_password"))
+            newPassword: try body.required("new_password"), audit: audit(request))
         return HTTPResponse(status: 204)
     }
 
@@ -99,11 +99,13 @@ struct PasswordRoutes: Sendable {
     /// the password removed and a session made.
     func upgrade(_ request: HTTPRequest) async throws -> HTTPResponse {
         let body = try Self.parse(request)
-        let input = try Self.appleInput(body)
+        var input = try Self.appleInput(body)
+        input.method = .upgrade
+        input.audit = audit(request)
         let (checked, keys) = try await accounts.checkPassword(
             email: try body.required("email"),
             password: try body.required("password"),
-            client: client(of: request))
+            client: client(of: request), audit: input.audit)
         // The password was right: not a failure to count, whatever the token turns out to be.
         try await accounts.store.releasePasswordAttempt(keys)
         let bound = try await signIn.bind(
@@ -122,7 +124,8 @@ struct PasswordRoutes: Sendable {
         guard found.session.createdAt > authenticator.clock() - PasswordAccounts.recentSignIn else {
             throw PasswordFailure.reauthenticationRequired
         }
-        let input = try Self.appleInput(try Self.parse(request))
+        var input = try Self.appleInput(try Self.parse(request))
+        input.audit = audit(request, found)
         let bound = try await signIn.bind(input, userID: found.user.id, removingPassword: nil, makesSession: false, requestID: request.requestID)
         return Self.user(bound.user)
     }
@@ -134,7 +137,8 @@ struct PasswordRoutes: Sendable {
         let now = authenticator.clock()
         let user: UserRecord
         do {
-            user = try await accounts.store.unbindAppleID(userID: found.user.id, sessionID: found.session.id, now: now, firstAttemptAt: now)
+            user = try await accounts.store.unbindAppleID(
+                userID: found.user.id, sessionID: found.session.id, now: now, firstAttemptAt: now, audit: audit(request, found))
         } catch PasswordAccountConflict.lastSignInMethod {
             throw PasswordFailure.lastSignInMethod
         }
@@ -152,6 +156,10 @@ struct PasswordRoutes: Sendable {
 
     static func user(_ user: UserRecord) -> HTTPResponse {
         HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: JSONWriter.bytes(UserJSON.value(user)))
+    }
+
+    private func audit(_ request: HTTPRequest, _ found: SessionAuthenticator.Authenticated? = nil) -> AuditContext {
+        AuditContext(request, trusted: trustedProxies, sessionID: found?.session.id)
     }
 
     private func client(of request: HTTPRequest) -> String {

@@ -100,9 +100,11 @@ public final class Application: Sendable {
         wallClock = clocks.wall
         let authenticator = SessionAuthenticator(
             sessions: sessions, batcher: lastSeen, idleTTL: idleTTL, publicOrigin: configuration.publicOrigin,
-            crossOrigins: Set(configuration.corsOrigins), clock: clocks.wall)
+            crossOrigins: Set(configuration.corsOrigins), clock: clocks.wall, trustedProxies: trustedProxies)
         metrics.countActiveSessions { try? await sessions.countLive(now: clocks.wall(), idleTTL: idleTTL) }
-        housekeeping = Housekeeping(store: store, idleTTL: idleTTL, logger: logger, clock: clocks.wall)
+        housekeeping = Housekeeping(
+            store: store, idleTTL: idleTTL, logger: logger, clock: clocks.wall,
+            auditRetention: Int64(configuration.auditRetention.components.seconds))
         AccountRoutes.register(
             on: &router, authenticator: authenticator, sessions: sessions, replay: store.replay, accounts: store, limited: limited)
         ForwardAuthRoute.register(on: &router, authenticator: authenticator)
@@ -123,7 +125,8 @@ public final class Application: Sendable {
         let cookies = SessionCookies(publicOrigin: configuration.publicOrigin)
         let nativeSignIn = NativeSignInRoute(signIn: signIn, cookies: cookies)
         router.add(.post, "/api/auth/apple", limited { request in try await nativeSignIn.handle(request) })
-        let exchange = AppCodeExchangeRoute(store: store, sessionTTL: Int64(configuration.sessionTTL.components.seconds), clock: clocks.wall)
+        let exchange = AppCodeExchangeRoute(
+            store: store, sessionTTL: Int64(configuration.sessionTTL.components.seconds), clock: clocks.wall, trustedProxies: trustedProxies)
         router.add(.post, "/api/auth/exchange", limited { request in try await exchange.handle(request) })
         let validationInterval = Int64(configuration.refreshValidationInterval.components.seconds)
         if let api = apple.api, validationInterval > 0 {
@@ -170,8 +173,11 @@ public final class Application: Sendable {
         // Without admin_token the admin API does not exist: every /admin path is 404.
         let admin = configuration.adminToken.map(AdminAuthenticator.init)
         if let admin {
-            AdminRoutes(store: store, deletion: deletion, idleTTL: idleTTL, clock: clocks.wall).register(on: &router, guardedBy: admin)
+            AdminRoutes(store: store, deletion: deletion, idleTTL: idleTTL, clock: clocks.wall, trustedProxies: trustedProxies)
+                .register(on: &router, guardedBy: admin)
+            AdminEventsRoute(audit: store.audit).register(on: &router, guardedBy: admin)
         }
+        ActivityRoute(audit: store.audit, authenticator: authenticator).register(on: &router)
 
         let hasher: PasswordHasher
         do {

@@ -11,7 +11,7 @@ extension AccountPages {
             try await refusalsShown(request) {
                 try await passwords.setPassword(
                     for: found, current: fields.nonEmpty("current_password"), new: fields["new_password"] ?? "",
-                    client: ClientAddress.attemptKey(of: request, trusted: trustedProxies))
+                    client: ClientAddress.attemptKey(of: request, trusted: trustedProxies), audit: AuditContext(request, trusted: trustedProxies, sessionID: found.session.id))
                 return Pages.seeOther("/account?password=set", for: request)
             }
         }
@@ -20,7 +20,7 @@ extension AccountPages {
     func removePassword(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request) { found, _ in
             try await refusalsShown(request) {
-                _ = try await passwords.removePassword(userID: found.user.id, sessionID: found.session.id)
+                _ = try await passwords.removePassword(userID: found.user.id, sessionID: found.session.id, audit: AuditContext(request, trusted: trustedProxies, sessionID: found.session.id))
                 return Pages.seeOther("/account?password=removed", for: request)
             }
         }
@@ -49,7 +49,8 @@ extension AccountPages {
         try await form(request) { found, _ in
             let now = authenticator.clock()
             do {
-                _ = try await passwords.store.unbindAppleID(userID: found.user.id, sessionID: found.session.id, now: now, firstAttemptAt: now)
+                _ = try await passwords.store.unbindAppleID(
+                    userID: found.user.id, sessionID: found.session.id, now: now, firstAttemptAt: now, audit: AuditContext(request, trusted: trustedProxies, sessionID: found.session.id))
             } catch PasswordAccountConflict.lastSignInMethod {
                 return Pages.seeOther("/account?error=" + ErrorResponses.code(.lastSignInMethod), for: request)
             }

@@ -74,14 +74,15 @@ struct AccountPages: Sendable {
 
     func logout(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request) { found, _ in
-            _ = try await sessions.end(id: found.session.id, userID: found.user.id)
+            _ = try await sessions.end(
+                id: found.session.id, userID: found.user.id, reason: .logout, now: authenticator.clock(), audit: AuditContext(request, trusted: trustedProxies, sessionID: found.session.id))
             return Pages.seeOther("/?signed_out=1", for: request, headers: [("Set-Cookie", cookies.clearSession())])
         }
     }
 
     func endOtherSessions(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request) { found, _ in
-            try await sessions.endAll(userID: found.user.id, except: found.session.id)
+            try await sessions.endAll(userID: found.user.id, except: found.session.id, now: authenticator.clock(), audit: AuditContext(request, trusted: trustedProxies, sessionID: found.session.id))
             return Pages.seeOther("/account?ended=others", for: request)
         }
     }
@@ -90,7 +91,8 @@ struct AccountPages: Sendable {
         try await form(request) { found, _ in
             let id = request.pathParameters["id"] ?? ""
             // Another user's session, or one already ended, is not found: nothing to say.
-            _ = try await sessions.end(id: id, userID: found.user.id)
+            _ = try await sessions.end(
+                id: id, userID: found.user.id, reason: id == found.session.id ? .logout : .endedByUser, now: authenticator.clock(), audit: AuditContext(request, trusted: trustedProxies, sessionID: found.session.id))
             if id == found.session.id {
                 return Pages.seeOther("/?signed_out=1", for: request, headers: [("Set-Cookie", cookies.clearSession())])
             }

@@ -28,7 +28,7 @@ struct PasswordForms: Sendable {
             let made = try await accounts.signIn(
                 email: fields["email"] ?? "", password: fields["password"] ?? "",
                 deviceName: DeviceName.describe(userAgent: request.headers["User-Agent"]),
-                client: ClientAddress.attemptKey(of: request, trusted: trustedProxies))
+                client: ClientAddress.attemptKey(of: request, trusted: trustedProxies), audit: AuditContext(request, trusted: trustedProxies))
             return Pages.seeOther("/account", for: request, headers: [("Set-Cookie", cookies.session(made.session))])
         }
     }
@@ -39,7 +39,8 @@ struct PasswordForms: Sendable {
                 email: fields["email"] ?? "", password: fields["password"] ?? "",
                 givenName: fields.nonEmpty("given_name").map { StoredText.cut($0) },
                 familyName: fields.nonEmpty("family_name").map { StoredText.cut($0) },
-                deviceName: DeviceName.describe(userAgent: request.headers["User-Agent"]), locale: RequestLocale.of(request))
+                deviceName: DeviceName.describe(userAgent: request.headers["User-Agent"]), locale: RequestLocale.of(request),
+                audit: AuditContext(request, trusted: trustedProxies))
             return Pages.seeOther("/account?welcome=1", for: request, headers: [("Set-Cookie", cookies.session(made.session))])
         }
     }
@@ -68,7 +69,8 @@ struct PasswordForms: Sendable {
 
     func reset(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request, back: "/reset-password") { fields in
-            try await accounts.reset(code: fields["code"] ?? "", newPassword: fields["new_password"] ?? "")
+            try await accounts.reset(
+                code: fields["code"] ?? "", newPassword: fields["new_password"] ?? "", audit: AuditContext(request, trusted: trustedProxies))
             return Pages.seeOther("/?reset=done", for: request)
         }
     }
@@ -90,7 +92,7 @@ struct PasswordForms: Sendable {
 
     func verifyEmail(_ request: HTTPRequest) async throws -> HTTPResponse {
         try await form(request, back: "/verify-email") { fields in
-            _ = try await accounts.verifyEmail(code: fields["code"] ?? "")
+            _ = try await accounts.verifyEmail(code: fields["code"] ?? "", audit: AuditContext(request, trusted: trustedProxies))
             return Pages.seeOther("/verify-email?done=1", for: request)
         }
     }

@@ -181,6 +181,8 @@ struct WebSignIn: Sendable {
         input.deviceName = DeviceName.describe(userAgent: request.headers["User-Agent"])
         input.locale = RequestLocale.of(request)
         input.profile = profile
+        input.method = .web
+        input.audit = AuditContext(request, trusted: signIn.configuration.trustedProxies)
         return (pending, input)
     }
 }

@@ -26,6 +26,9 @@ struct MailOutbox: Sendable {
         if user.isPrivateEmail, let email = user.email, EmailAddress.normalized(email) == EmailAddress.normalized(recipient),
            user.emailForwarding != .enabled {
             settings.suppressed(kind, .relayDisabled)
+            try AuditTrail.record(
+                .emailSuppressed, userID: user.id, detail: AuditTrail.detail(["kind": kind, "reason": "forwarding_disabled"]), context: .system,
+                now: now, in: connection)
             return false
         }
         let id = RecordID.make(prefix: "mail_")

@@ -330,7 +330,33 @@ public enum Schema {
                 CREATE INDEX mail_messages_due ON mail_messages(next_attempt_at) WHERE failed_at IS NULL;
                 """
         ),
-        // 14 is the audit trail's events table (issue 22), landing beside this one.
+        // The audit trail (docs/reference/http-api.md, "Activity"): one row per event, written in
+        // the transaction of the change it records. `seq` orders events of the same second;
+        // pages are keyset on (at, seq), by user, by type, or by time alone. `user_id` is text,
+        // not a reference: a deleted user's events outlive them until `audit_retention`.
+        Migration(
+            version: 14,
+            name: "audit_events",
+            sql: """
+                CREATE TABLE events(
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL,
+                    at INTEGER NOT NULL,
+                    type TEXT NOT NULL,
+                    user_id TEXT,
+                    session_id TEXT,
+                    actor TEXT NOT NULL,
+                    ip TEXT,
+                    user_agent TEXT,
+                    detail TEXT NOT NULL
+                );
+                CREATE INDEX events_by_user ON events(user_id, at, seq);
+                CREATE INDEX events_by_type ON events(type, at, seq);
+                CREATE INDEX events_by_time ON events(at, seq);
+                """
+        ),
+        // The operators' console sessions (docs/guides/operating.md "Console"): only the SHA-256 of a
+        // cookie is stored.
         Migration(
             version: 15,
             name: "console_sessions",
