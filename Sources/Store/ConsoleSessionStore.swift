@@ -21,12 +21,14 @@ public struct ConsoleSessionStore: Sendable {
         public let expiresAt: Int64
     }
 
-    public func start(now: Int64) async throws -> Started {
+    /// A new session, and its `admin.signed_in` event in the same transaction.
+    public func start(now: Int64, audit: AuditContext) async throws -> Started {
         let started = Started(token: Base64.url.encode(SecureRandom.bytes(32)), expiresAt: now + Self.lifetime)
         try await engine.write { connection in
             _ = try connection.run(
                 "INSERT INTO console_sessions(token_hash, created_at, expires_at) VALUES (?, ?, ?)",
                 [.blob(Self.hash(started.token)), .integer(now), .integer(started.expiresAt)])
+            try AuditTrail.record(.adminSignedIn, userID: nil, context: audit.acting(as: .admin), now: now, in: connection)
         }
         return started
     }

@@ -328,6 +328,78 @@ import WireFormat
             #expect(statuses.last == 429)
         }
     }
+
+    // MARK: The audit trail in the console
+
+    static func events(_ app: TestApp, type: String) throws -> [(actor: String, userID: String?, detail: String, ip: String?)] {
+        try app.sql.read { connection in
+            try connection.query("SELECT actor, user_id, detail, ip FROM events WHERE type = ? ORDER BY seq", [.text(type)]).map {
+                (try $0.string("actor"), try $0.optionalString("user_id"), try $0.string("detail"), try $0.optionalString("ip"))
+            }
+        }
+    }
+
+    @Test(arguments: DatabaseEngine.available)
+    func everyConsoleActionIsAnEventByTheAdminAndTheUserPageShowsTheTimeline(_ engine: DatabaseEngine) async throws {
+        try await Console.with(engine: engine) { console in
+            let signedIn = try Self.events(console.app, type: "admin.signed_in")
+            #expect(signedIn.count == 1)
+            #expect(signedIn.first?.actor == "admin")
+            let (id, _) = try await Self.user(console.app, sub: "000960.00000000000000000000000000000960.0960")
+            _ = try await console.post("/console/users/\(id)/external-id", [("external_id", "crm-960")])
+            _ = try await console.post("/console/users/\(id)/sessions/end")
+            let updated = try Self.events(console.app, type: "user.updated").filter { $0.actor == "admin" }
+            #expect(updated.count == 1 && updated.first?.userID == id && updated.first?.detail.contains("external_id") == true)
+            let ended = try Self.events(console.app, type: "session.ended")
+            #expect(ended.count == 1 && ended.first?.actor == "admin" && ended.first?.detail.contains("\"admin\"") == true)
+
+            let page = try await console.get("/console/users/\(id)")
+            #expect(page.body.contains("<h2>Activity</h2>"))
+            #expect(page.body.contains("<code>session.ended</code>") && page.body.contains("reason: admin"))
+            #expect(page.body.contains("<code>user.updated</code>"))
+
+            let all = try await console.get("/console/events")
+            #expect(all.status == 200)
+            #expect(all.body.contains("<code>admin.signed_in</code>"))
+            let sessionsOnly = try await console.get("/console/events?type=session.&user_id=")
+            #expect(sessionsOnly.body.contains("<code>session.ended</code>"))
+            #expect(!sessionsOnly.body.contains("<code>admin.signed_in</code>"))
+            #expect(try await console.get("/console/events?cursor=not-a-cursor").status == 400)
+            #expect(try await console.get("/console/events?color=red").status == 400)
+
+            // A refused form records nothing.
+            let before = try Self.events(console.app, type: "user.deleted").count
+            _ = try await console.post("/console/users/\(id)/delete", [("confirm", "yes")], csrf: "AAAA")
+            #expect(try Self.events(console.app, type: "user.deleted").count == before)
+            _ = try await console.post("/console/users/\(id)/delete", [("confirm", "yes")])
+            let deleted = try Self.events(console.app, type: "user.deleted")
+            #expect(deleted.count == before + 1 && deleted.last?.actor == "admin" && deleted.last?.detail.contains("\"admin\"") == true)
+        }
+    }
+
+    @Test(arguments: DatabaseEngine.available)
+    func theOverviewDrawsSignInsAndFailuresPerHourFromTheTrail(_ engine: DatabaseEngine) async throws {
+        let now: Int64 = 1_795_737_600 + 30 * 60  // 2026-11-27T00:30Z
+        let clock = HeldClock(now)
+        try await Console.with(engine: engine, clock: clock) { console in
+            let rows: [(Int64, String, String)] = [
+                (now - 3_600, "sign_in.succeeded", "apple"), (now - 3_600, "sign_in.succeeded", "apple"), (now - 100, "sign_in.succeeded", "password"),
+                (now - 7_200, "sign_in.failed", "password"), (now - 49 * 3_600, "sign_in.succeeded", "apple"),
+            ]
+            _ = try await console.app.sql.write { connection in
+                for (index, row) in rows.enumerated() {
+                    _ = try connection.run(
+                        "INSERT INTO events(id, at, type, user_id, session_id, actor, ip, user_agent, detail) VALUES (?, ?, ?, NULL, NULL, 'user', NULL, NULL, ?)",
+                        [.text("evt_chart\(index)"), .integer(row.0), .text(row.1), .text("{\"method\":\"\(row.2)\"}")])
+                }
+            }
+            let page = try await console.get("/console")
+            // The one 49 hours ago is outside the chart.
+            #expect(page.body.contains("Sign-ins per hour: 3 in the last 48 hours (apple 2, password 1); the busiest hour, 23:00 UTC, had 2."))
+            #expect(page.body.contains("Failed sign-ins per hour: 1 in the last 48 hours (password 1)"))
+            #expect(page.body.contains(#"<svg class="chart""#))
+        }
+    }
 }
 
 /// SHA-256 of a cookie's value, as the console stores it.

@@ -14,7 +14,14 @@ struct ConsoleGate: Sendable {
     let admin: AdminAuthenticator
     let csrf: CSRFToken
     let publicOrigin: String
+    /// `trusted_proxies`, for the audit events' client address.
+    let trustedProxies: CIDRSet
     let clock: @Sendable () -> Int64
+
+    /// An operator's action through `request`: actor `admin`, its client address and user agent.
+    func audit(_ request: HTTPRequest) -> AuditContext {
+        AuditContext(request, trusted: trustedProxies, actor: .admin)
+    }
 
     /// A live console session, and the token its forms carry.
     struct Signed: Sendable {

@@ -8,12 +8,13 @@ enum ConsolePage {
 
     /// The sections of the navigation bar.
     enum Section: String, CaseIterable, Sendable {
-        case overview = "Overview", users = "Users", webhooks = "Webhooks", email = "Email"
+        case overview = "Overview", users = "Users", events = "Events", webhooks = "Webhooks", email = "Email"
 
         var path: String {
             switch self {
             case .overview: "/console"
             case .users: "/console/users"
+            case .events: "/console/events"
             case .webhooks: "/console/webhooks"
             case .email: "/console/email"
             }

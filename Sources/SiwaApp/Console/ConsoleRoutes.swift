@@ -27,6 +27,7 @@ struct ConsoleRoutes: Sendable {
         router.add(.post, "/console/users/{id}/sessions/{session}/end", page(endSession))
         router.add(.post, "/console/users/{id}/external-id", page(setExternalID))
         router.add(.post, "/console/users/{id}/delete", page(deleteUser))
+        router.add(.get, "/console/events", page(events))
         router.add(.get, "/console/webhooks", page(webhooks))
         router.add(.post, "/console/webhooks/retry-all", page(retryAllWebhooks))
         router.add(.post, "/console/webhooks/{id}/retry", page(retryWebhook))
@@ -55,14 +56,38 @@ struct ConsoleRoutes: Sendable {
         async let mailFailed = store.mail.failed(limit: ConsoleQueuePages.listed + 1)
         async let revocations = store.revocations.depth()
         async let transfer = store.transfers.status()
+        async let charts = charts(now: now)
         let (webhookQueue, mailQueue) = (try await webhookDepth, try await mailDepth)
         let overview = ConsoleOverviewPage(
             users: try await users, liveSessions: try await live,
             webhooks: .init(configured: webhooksConfigured, depth: webhookQueue.count, oldestCreatedAt: webhookQueue.oldestCreatedAt, failed: try await webhooksFailed.count),
             mail: .init(configured: mailConfigured, depth: mailQueue.count, oldestCreatedAt: mailQueue.oldestCreatedAt, failed: try await mailFailed.count),
             revocations: try await revocations, keySource: keys.source.rawValue, keyAge: keys.secondsSinceFetched, keyIDs: keys.keyIDs,
-            transfer: try await transfer)
+            transfer: try await transfer, charts: try await charts)
         return ConsolePage.response(overview.html(now: now, csrf: signed.csrf))
+    }
+
+    /// Sign-ins per hour by method, and failed sign-ins per hour by method, over the 48 hours up
+    /// to the current one (from the audit trail).
+    func charts(now: Int64) async throws -> [HourlyChart] {
+        let first = now / 3_600 * 3_600 - 47 * 3_600
+        let hours = (0..<48).map { first + Int64($0) * 3_600 }
+        async let succeeded = store.audit.hourlyCounts(type: .signInSucceeded, by: "method", since: first, until: first + 48 * 3_600)
+        async let failed = store.audit.hourlyCounts(type: .signInFailed, by: "method", since: first, until: first + 48 * 3_600)
+        func series(_ counts: [HourlyCount]) -> [HourlyChart.Series] {
+            // Methods in a fixed order, so each keeps its pattern from one load to the next.
+            let methods = SignInMethod.allCases.map(\.rawValue).filter { method in counts.contains { $0.key == method } }
+            let keys: [String?] = methods.isEmpty ? [nil] : methods
+            return keys.map { key in
+                HourlyChart.Series(name: key ?? "all", counts: hours.map { hour in
+                    counts.filter { $0.hour == hour && (key == nil || $0.key == key) }.reduce(0) { $0 + $1.count }
+                })
+            }
+        }
+        return [
+            HourlyChart(id: "sign-ins", title: "Sign-ins per hour", hours: hours, series: series(try await succeeded)),
+            HourlyChart(id: "failures", title: "Failed sign-ins per hour", hours: hours, series: series(try await failed)),
+        ]
     }
 
     /// `POST /console/session`: the admin token (compared in constant time) opens a session.
@@ -70,7 +95,7 @@ struct ConsoleRoutes: Sendable {
         try gate.checkOrigin(request)
         guard let fields = try? FormFields(parsing: request.body) else { throw ConsoleGate.Refusal.unreadableForm }
         guard let token = fields["token"], gate.admin.matches(token: token) else { return Self.signInPage(status: 401, wrongToken: true) }
-        let started = try await gate.sessions.start(now: clock())
+        let started = try await gate.sessions.start(now: clock(), audit: gate.audit(request))
         return ConsolePage.seeOther("/console", headers: [("Set-Cookie", gate.cookie(started))])
     }
 
@@ -113,7 +138,10 @@ struct ConsoleRoutes: Sendable {
         let now = clock()
         async let apple = store.appleView(userID: id)
         async let sessions = store.sessions.list(userID: id, now: now, idleTTL: idleTTL)
-        let detail = ConsoleUserPages.Detail(user: user, apple: try await apple, sessions: try await sessions)
+        async let timeline = store.audit.page(AuditFilter(userID: id), after: nil, limit: ConsoleEventPages.pageSize)
+        let events = try await timeline
+        let detail = ConsoleUserPages.Detail(
+            user: user, apple: try await apple, sessions: try await sessions, events: events.events, moreEvents: events.next != nil)
         let done = (try? FormFields(parsing: request.query ?? ""))?["done"]
         return ConsolePage.response(ConsoleUserPages.user(detail, done: done, now: now, csrf: signed.csrf))
     }
@@ -121,14 +149,15 @@ struct ConsoleRoutes: Sendable {
     func endSessions(_ request: HTTPRequest) async throws -> HTTPResponse {
         _ = try await gate.form(request)
         let id = request.pathParameters["id"] ?? ""
-        guard try await store.endSessions(userID: id) != nil else { throw ConsoleGate.Refusal.notFound }
+        guard try await store.endSessions(userID: id, now: clock(), audit: gate.audit(request)) != nil else { throw ConsoleGate.Refusal.notFound }
         return Self.back(to: id, done: "sessions_ended")
     }
 
     func endSession(_ request: HTTPRequest) async throws -> HTTPResponse {
         _ = try await gate.form(request)
         let id = request.pathParameters["id"] ?? ""
-        let ended = try await store.sessions.end(id: request.pathParameters["session"] ?? "", userID: id)
+        let ended = try await store.sessions.end(
+            id: request.pathParameters["session"] ?? "", userID: id, reason: .admin, now: clock(), audit: gate.audit(request))
         return Self.back(to: id, done: ended ? "session_ended" : "not_found")
     }
 
@@ -143,7 +172,7 @@ struct ConsoleRoutes: Sendable {
             return Self.back(to: id, done: "external_id_invalid")
         }
         do {
-            guard try await store.setExternalID(userID: id, externalID: externalID, now: clock()) != nil else { throw ConsoleGate.Refusal.notFound }
+            guard try await store.setExternalID(userID: id, externalID: externalID, now: clock(), audit: gate.audit(request)) != nil else { throw ConsoleGate.Refusal.notFound }
         } catch is ExternalIDTaken {
             return Self.back(to: id, done: "external_id_taken")
         }
@@ -154,12 +183,31 @@ struct ConsoleRoutes: Sendable {
         let (_, fields) = try await gate.form(request)
         let id = request.pathParameters["id"] ?? ""
         guard fields["confirm"] == "yes" else { return Self.back(to: id, done: "not_confirmed") }
-        guard try await deletion.delete(userID: id, reason: .admin) != nil else { throw ConsoleGate.Refusal.notFound }
+        guard try await deletion.delete(userID: id, reason: .admin, audit: gate.audit(request)) != nil else { throw ConsoleGate.Refusal.notFound }
         return ConsolePage.seeOther("/console/users?done=user_deleted")
     }
 
     private static func back(to userID: String, done: String) -> HTTPResponse {
         ConsolePage.seeOther("/console/users/" + FormURLEncoding.escape(userID) + "?done=" + done)
+    }
+
+    // MARK: Events
+
+    /// `GET /console/events?type=&user_id=&since=&until=&cursor=`: the audit trail, as
+    /// `GET /admin/events` reads it (the same filters, 50 a page).
+    func events(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let signed = try await gate.require(request)
+        // Empty fields of the filter form mean "any".
+        let fields = ((try? FormFields(parsing: request.query ?? "")) ?? FormFields(fields: [])).fields.filter { !$0.value.isEmpty }
+        let query: EventQuery
+        do {
+            query = try EventQuery(parsing: fields.map { FormURLEncoding.escape($0.name) + "=" + FormURLEncoding.escape($0.value) }.joined(separator: "&"), shape: .admin)
+        } catch {
+            return Self.errorPage(400, error.description)
+        }
+        let page = try await store.audit.page(query.filter, after: query.cursor, limit: ConsoleEventPages.pageSize)
+        return ConsolePage.response(ConsoleEventPages.page(
+            events: page.events, next: page.next, type: query.filter.typePrefix, userID: query.filter.userID, now: clock(), csrf: signed.csrf))
     }
 
     // MARK: Failed deliveries

@@ -35,6 +35,9 @@ enum ConsoleUserPages {
         var user: UserRecord
         var apple: AppleView
         var sessions: [SessionRecord]
+        /// The newest events of the user; `moreEvents` when there are older ones.
+        var events: [AuditEvent] = []
+        var moreEvents = false
     }
 
     static func user(_ detail: Detail, done: String?, now: Int64, csrf: String) -> String {
@@ -86,6 +89,11 @@ enum ConsoleUserPages {
             }
             body += "</tbody></table>"
         }
+        body += "</section>"
+
+        body += #"<section class="card"><div class="card-head"><h2>Activity</h2>"#
+        body += #"<a href="/console/events?user_id=\#(FormURLEncoding.escape(user.id))">\#(detail.moreEvents ? "All events" : "As a list")</a></div>"#
+        body += detail.events.isEmpty ? #"<p class="muted">Nothing recorded yet.</p>"# : ConsoleEventPages.table(detail.events, showUser: false, now: now)
         body += "</section>"
 
         body += #"<div class="columns"><section class="card"><h2>external_id</h2>"#

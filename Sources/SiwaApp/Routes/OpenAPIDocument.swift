@@ -718,7 +718,7 @@ enum OpenAPIDocument {
         },
         "/console": {
           "get": {
-            "tags": ["console"], "operationId": "consoleHome", "summary": "The overview (users, live sessions, queues, Apple's keys, a transfer under way), or the sign-in form without a console session.",
+            "tags": ["console"], "operationId": "consoleHome", "summary": "The overview (users, live sessions, sign-ins and failures per hour over 48 hours, queues, Apple's keys, a transfer under way), or the sign-in form without a console session.",
             "responses": {"200": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
           }
         },
@@ -746,7 +746,7 @@ enum OpenAPIDocument {
         },
         "/console/users/{id}": {
           "get": {
-            "tags": ["console"], "operationId": "consoleUser", "summary": "A user: account, Apple's view (credential, forwarding, tokens, re-validation, revocations), live sessions, and the forms.",
+            "tags": ["console"], "operationId": "consoleUser", "summary": "A user: account, Apple's view (credential, forwarding, tokens, re-validation, revocations), live sessions, the activity timeline, and the forms.",
             "security": [{"consoleCookie": []}],
             "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
             "responses": {"200": {"$ref": "#/components/responses/ConsolePage"}, "303": {"description": "To /console (the sign-in form) without a console session."}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
@@ -786,6 +786,13 @@ enum OpenAPIDocument {
             "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
             "requestBody": {"$ref": "#/components/requestBodies/ConsoleForm"},
             "responses": {"303": {"description": "To /console/users?done=user_deleted, or back to the user's page with done=not_confirmed."}, "400": {"$ref": "#/components/responses/ConsolePage"}, "401": {"$ref": "#/components/responses/ConsolePage"}, "403": {"$ref": "#/components/responses/ConsolePage"}, "404": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
+          }
+        },
+        "/console/events": {
+          "get": {
+            "tags": ["console"], "operationId": "consoleEvents", "summary": "The audit trail, newest first, 50 a page, with the filters of GET /admin/events (type prefix, user_id, since, until, cursor).",
+            "security": [{"consoleCookie": []}],
+            "responses": {"200": {"$ref": "#/components/responses/ConsolePage"}, "303": {"description": "To /console (the sign-in form) without a console session."}, "400": {"$ref": "#/components/responses/ConsolePage"}, "503": {"$ref": "#/components/responses/ConsolePage"}}
           }
         },
         "/console/webhooks": {

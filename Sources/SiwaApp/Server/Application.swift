@@ -221,7 +221,9 @@ public final class Application: Sendable {
         if let admin {
             ConsoleRoutes(
                 store: store,
-                gate: ConsoleGate(sessions: store.consoleSessions, admin: admin, csrf: csrf, publicOrigin: configuration.publicOrigin, clock: clocks.wall),
+                gate: ConsoleGate(
+                    sessions: store.consoleSessions, admin: admin, csrf: csrf, publicOrigin: configuration.publicOrigin,
+                    trustedProxies: trustedProxies, clock: clocks.wall),
                 deletion: deletion, keys: apple.keys, webhooksConfigured: webhookDeliverer != nil, mailConfigured: mailDeliverer != nil,
                 idleTTL: idleTTL, clock: clocks.wall
             ).register(on: &router, limited: limited)
