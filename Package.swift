@@ -79,9 +79,9 @@ let package = Package(
                 "HTTPServer", "Store", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "Passwords", "SystemThread", "WireFormat",
                 "SMTP", "MailTemplates", .product(name: "Logging", package: "swift-log"),
             ],
-            // The pages' words in English and Korean (Web/Strings/pages.<language>.txt), and the
-            // pages' stylesheet and script (Web/Static/siwa.css, siwa.js).
-            resources: [.embedInCode("Web/Strings"), .embedInCode("Web/Static")],
+            // The pages' words in English and Korean (HTTP/Pages/Strings/pages.<language>.txt), and the
+            // pages' stylesheet and script (HTTP/Pages/Static/siwa.css, siwa.js).
+            resources: [.embedInCode("HTTP/Pages/Strings"), .embedInCode("HTTP/Pages/Static")],
             swiftSettings: strict
         ),
         .executableTarget(

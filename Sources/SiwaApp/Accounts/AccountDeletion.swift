@@ -1,12 +1,10 @@
 import AppleClient
 import Glibc
-import HTTPServer
-import JSON
 import Logging
 import Store
 import WireFormat
 
-/// `DELETE /api/account` (docs/reference/http-api.md): at once every session ends and the user can no longer
+/// An account's deletion (`DELETE /api/account`, docs/reference/http-api.md): at once every session ends and the user can no longer
 /// be read; the user's Apple token goes into the durable revocation queue in the same
 /// transaction; one attempt is made within the request, bounded to 2 s, and the queue's worker
 /// retries anything left until Apple accepts it.
@@ -40,23 +38,6 @@ struct AccountDeletion: Sendable {
             return first
         }
         return accepted ? "done" : "pending"
-    }
-
-    /// The 202 of `DELETE /api/account` and `DELETE /admin/users/{id}`.
-    static func accepted(revocation: String) -> HTTPResponse {
-        let body = JSONValue.object(JSONObject([("status", .string("deleted")), ("apple_revocation", .string(revocation))]))
-        return HTTPResponse(status: 202, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))
-    }
-
-    /// A failed deletion is one transaction rolled back: nothing changed (503 when the database
-    /// is unavailable).
-    func route(_ authenticator: SessionAuthenticator) -> HTTPHandler {
-        { request in
-            let found = try await authenticator.authenticate(request, origin: .ours)
-            // nil: deleted meanwhile by another request; gone all the same.
-            let revocation = try await delete(userID: found.user.id) ?? "none"
-            return Self.accepted(revocation: revocation)
-        }
     }
 }
 

@@ -1,5 +1,4 @@
 import AppleClient
-import HTTPServer
 import JOSE
 import JSON
 import Logging
@@ -22,10 +21,11 @@ struct NotificationProcessor: Sendable {
     let logger: Logger
     let clock: @Sendable () -> Int64
 
-    /// A storage failure is thrown as it is: not 200, so Apple retries, and the transaction
-    /// left nothing behind.
-    func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let body = try? JSONParser.parse(request.body).object, let payload = body["payload"]?.string else {
+    /// Verifies a delivery (its JSON body) and applies its events; the delivery's outcome. A
+    /// storage failure is thrown as it is: not 200, so Apple retries, and the transaction left
+    /// nothing behind.
+    func process(_ delivery: [UInt8], requestID: String) async throws -> NotificationOutcome {
+        guard let body = try? JSONParser.parse(delivery).object, let payload = body["payload"]?.string else {
             throw Refusal.malformed
         }
         let verified: TokenVerifier.Verified
@@ -34,7 +34,7 @@ struct NotificationProcessor: Sendable {
         } catch {
             metrics.apple.verificationFailed(reason: error.rawValue)
             metrics.notifications.record(type: "unknown", outcome: "invalid")
-            logger.notice("notification refused", metadata: ["reason": .string(error.rawValue), "request_id": .string(request.requestID)])
+            logger.notice("notification refused", metadata: ["reason": .string(error.rawValue), "request_id": .string(requestID)])
             throw Refusal.invalidToken(error)
         }
         // `verify` guarantees both for notifications.
@@ -46,11 +46,11 @@ struct NotificationProcessor: Sendable {
             metrics.notifications.record(type: Self.typeLabel(event.type), outcome: outcome.rawValue)
             if outcome == .ignored {
                 logger.info("notification event ignored", metadata: [
-                    "type": .string(String(event.type.prefix(40))), "jti": .string(jti), "request_id": .string(request.requestID),
+                    "type": .string(String(event.type.prefix(40))), "jti": .string(jti), "request_id": .string(requestID),
                 ])
             }
         }
-        return .json(200, #"{"status":""# + status.rawValue + #""}"#)
+        return status
     }
 
     private func verify(_ payload: String) async throws(TokenFailure) -> TokenVerifier.Verified {

@@ -6,14 +6,14 @@ import Store
 /// `POST /api/auth/exchange` (docs/guides/connecting-your-backend.md): an app trades the one-time code of its web sign-in and
 /// its PKCE verifier for a session, with the body of a native sign-in. The code is used up by
 /// the attempt, whether it succeeds or not.
-struct AppCodeExchangeRoute: Sendable {
+struct AppCodeExchangeAPI: Sendable {
     let store: Store
     let sessionTTL: Int64
     let clock: @Sendable () -> Int64
 
     static let invalidGrant = APIError(status: 400, code: "invalid_grant", description: "the code is unknown, used or expired, or the verifier does not match")
 
-    func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func exchange(_ request: HTTPRequest) async throws -> HTTPResponse {
         let object: JSONObject
         do {
             object = try JSONParser.object(request.body)
@@ -33,6 +33,6 @@ struct AppCodeExchangeRoute: Sendable {
             codeHash: SHA256.hash(Array(code.utf8)), verifies: { AppReturn.verifier(verifier, matches: $0) }, deviceName: deviceName,
             sessionTTL: sessionTTL, now: clock())
         guard let signedIn = redeemed else { throw Self.invalidGrant }
-        return NativeSignInRoute.response(user: signedIn.user, session: signedIn.session, created: signedIn.created)
+        return NativeSignInAPI.response(user: signedIn.user, session: signedIn.session, created: signedIn.created)
     }
 }

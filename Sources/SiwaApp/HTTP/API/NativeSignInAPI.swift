@@ -5,11 +5,11 @@ import Store
 /// `POST /api/auth/apple` (docs/reference/http-api.md "Native sign-in"): the JSON body of a native app, or the
 /// result of Sign in with Apple JS popup mode that the web page forwards. A page of this site
 /// (its `Origin` is `public_url`'s) also gets the session as the `siwa_session` cookie.
-struct NativeSignInRoute: Sendable {
+struct NativeSignInAPI: Sendable {
     let signIn: SignIn
     let cookies: SessionCookies
 
-    func handle(_ request: HTTPRequest) async throws(SignIn.Failure) -> HTTPResponse {
+    func signIn(_ request: HTTPRequest) async throws(SignIn.Failure) -> HTTPResponse {
         var input = try Self.parse(request.body)
         input.locale = RequestLocale.of(request)
         let result = try await signIn.run(input, requestID: request.requestID)

@@ -3,68 +3,6 @@ import JSON
 import Logging
 import Store
 
-/// A refusal a handler decided on, answered in docs/reference/http-api.md's error shape.
-struct APIError: Error, Sendable {
-    let status: Int
-    let code: String
-    let description: String
-    var headers: [(String, String)] = []
-
-    static func invalidRequest(_ description: String) -> APIError {
-        APIError(status: 400, code: "invalid_request", description: description)
-    }
-
-    static let sessionNotFound = APIError(status: 404, code: "not_found", description: "no such session")
-    static let userNotFound = APIError(status: 404, code: "not_found", description: "no such user")
-
-    /// The admin API without its token (docs/guides/connecting-your-backend.md); the challenge names the scheme (RFC 6750 §3).
-    static let adminUnauthenticated = APIError(
-        status: 401, code: "unauthenticated", description: "the admin API needs Authorization: Bearer <admin_token>",
-        headers: [("WWW-Authenticate", "Bearer")])
-
-    static func tooManyRequests(retryAfter seconds: Int) -> APIError {
-        APIError(
-            status: 429, code: "too_many_requests", description: "too many requests from this address; retry after \(seconds) s",
-            headers: [("Retry-After", String(seconds))])
-    }
-}
-
-/// A refusal on a page people see in a browser, answered as an HTML page in the request's
-/// language (its words are keys of the pages' strings files).
-struct PageError: Error, Sendable {
-    let status: Int
-    let title: PageText
-    let message: PageText
-
-    static let foreignOrigin = PageError(status: 403, title: .errorRefused, message: .errorForeignOrigin)
-    static let formExpired = PageError(status: 403, title: .errorRefused, message: .errorFormExpired)
-    static let deletionNotConfirmed = PageError(status: 400, title: .errorNotDeleted, message: .errorDeletionNotConfirmed)
-    static let webSignInNotConfigured = PageError(status: 500, title: .errorNotSetUp, message: .errorNoWebClientID)
-    /// A form's body (or a link's query) is not form data, or holds a U+0000 (docs/reference/http-api.md).
-    static let unreadableForm = PageError(status: 400, title: .errorRefused, message: .errorUnreadable)
-    static let databaseUnavailable = PageError(status: 503, title: .errorTryAgain, message: .errorDatabaseUnavailable)
-}
-
-/// The errors of a route people reach in a browser: whatever it throws is shown as a page
-/// (an unexpected error too), with `headers` added (the web callback clears its cookie).
-struct ShownAsPage: Error {
-    let error: any Error
-    var headers: [(String, String)] = []
-
-    /// Wraps a page route's handler.
-    static func route(_ handler: @escaping HTTPHandler) -> HTTPHandler {
-        { request in
-            do {
-                return try await handler(request)
-            } catch let error as ShownAsPage {
-                throw error
-            } catch {
-                throw ShownAsPage(error: error)
-            }
-        }
-    }
-}
-
 /// The one place where a failure becomes a response: every failure type of the application,
 /// with its status, code and words (docs/reference/http-api.md for the API, docs/reference/http-api.md for the web flow's pages).
 /// Failures that carry a cause (a sign-in's storage error) are answered by their cause, so a

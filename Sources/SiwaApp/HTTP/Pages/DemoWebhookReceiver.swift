@@ -6,7 +6,7 @@ import Synchronization
 /// `siwa-server demo`'s own webhook receiver (issue 10): the demo points `webhook_url` at
 /// `POST /demo/webhooks` on itself, checks each event's Standard Webhooks signature as a team's
 /// backend would, and `GET /demo/webhooks` shows the last events, so a person can delete their
-/// account in the browser and watch `user.deleted` arrive. Only registered by the demo.
+/// account in the browser and watch `user.deleted` arrive. In the route table only for the demo.
 public final class DemoWebhookReceiver: Sendable {
     struct Event: Sendable {
         let id: String
@@ -31,9 +31,9 @@ public final class DemoWebhookReceiver: Sendable {
 
     var received: [Event] { events.withLock { $0 } }
 
-    func register(on router: inout Router) {
-        router.add(.post, Self.path) { [self] request in receive(request) }
-        router.add(.get, Self.path) { [self] _ in Pages.response(page(), language: .english) }
+    /// `GET /demo/webhooks`: the last events.
+    func show(_: HTTPRequest) -> HTTPResponse {
+        Pages.response(page(), language: .english)
     }
 
     /// 204 for an event whose signature checks out; 401 (and nothing kept) otherwise.

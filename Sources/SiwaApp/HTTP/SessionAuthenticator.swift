@@ -49,7 +49,7 @@ struct SessionAuthenticator: Sendable {
         var token: Substring?
         if let authorization = request.headers["Authorization"], let bearer = Self.bearerCredentials(authorization) {
             token = bearer
-        } else if let cookie = Self.cookie(SessionCookies.sessionName, in: request.headers.values("Cookie")) {
+        } else if let cookie = SessionCookies.read(SessionCookies.sessionName, from: request) {
             token = cookie[...]
             viaCookie = true
         }
@@ -81,18 +81,5 @@ struct SessionAuthenticator: Sendable {
               utf8.dropFirst(6).first == UInt8(ascii: " ")
         else { return nil }
         return Substring(utf8.dropFirst(7)).trimmingHTTPWhitespace()
-    }
-
-    static func cookie(_ name: String, in headers: [String]) -> String? {
-        for header in headers {
-            for pair in header.split(separator: ";") {
-                let parts = pair.split(separator: "=", maxSplits: 1)
-                // Spaces only: the separator is "; " (RFC 6265 §4.2.1).
-                if parts.count == 2, parts[0].trimming(while: { $0 == " " }) == name {
-                    return String(parts[1].trimming(while: { $0 == " " }))
-                }
-            }
-        }
-        return nil
     }
 }

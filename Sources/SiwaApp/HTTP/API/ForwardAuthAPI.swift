@@ -6,14 +6,12 @@ import Store
 /// back. The session is read exactly as `/api/me` reads it, from the session cache, and the
 /// answer has no body: this runs before every proxied request, so it costs about a `/healthz`.
 /// It never calls Apple.
-enum ForwardAuthRoute {
-    static func register(on router: inout Router, authenticator: SessionAuthenticator) {
-        router.add(.get, "/auth/verify") { request in
-            // Reads only: the proxy forwards the original request's headers, whose Origin is the
-            // team's site, so no origin check (a proxied change is the team API's to guard).
-            let found = try await authenticator.authenticate(request, origin: .notChecked)
-            return HTTPResponse(status: 204, headers: headers(found))
-        }
+enum ForwardAuthAPI {
+    /// Reads only: the proxy forwards the original request's headers, whose Origin is the
+    /// team's site, so the route's guard checks no origin (a proxied change is the team API's
+    /// to guard).
+    static func verify(_: HTTPRequest, _ found: SessionAuthenticator.Authenticated) -> HTTPResponse {
+        HTTPResponse(status: 204, headers: headers(found))
     }
 
     static func headers(_ found: SessionAuthenticator.Authenticated) -> HTTPHeaders {

@@ -172,7 +172,7 @@ struct WebSignIn: Sendable {
         case .expired: throw .expiredState
         case .found(let found): pending = found
         }
-        guard let binding = SessionAuthenticator.cookie(SessionCookies.bindingName, in: request.headers.values("Cookie")) else {
+        guard let binding = SessionCookies.read(SessionCookies.bindingName, from: request) else {
             throw .bindingMissing
         }
         guard pending.isBound(to: binding) else { throw .bindingMismatch }

@@ -16,7 +16,7 @@ struct PasswordForms: Sendable {
 
     /// The sign-in page's form token, and the cookie to set when the browser has none yet.
     func formToken(_ request: HTTPRequest) -> (token: String, setCookie: (String, String)?) {
-        if let cookie = SessionAuthenticator.cookie(SessionCookies.formName, in: request.headers.values("Cookie")), cookie.utf8.count == 43 {
+        if let cookie = SessionCookies.read(SessionCookies.formName, from: request), cookie.utf8.count == 43 {
             return (csrf.formToken(for: cookie), nil)
         }
         let value = Base64.url.encode(SecureRandom.bytes(32))
@@ -102,7 +102,7 @@ struct PasswordForms: Sendable {
         // `Referrer-Policy: no-referrer` sends; the token is the proof.
         let origin = request.headers["Origin"]
         guard origin == cookies.publicOrigin || origin == "null" else { throw PageError.foreignOrigin }
-        let cookie = SessionAuthenticator.cookie(SessionCookies.formName, in: request.headers.values("Cookie"))
+        let cookie = SessionCookies.read(SessionCookies.formName, from: request)
         guard let fields = try? FormFields(parsing: request.body) else { throw PageError.unreadableForm }
         guard csrf.isValidForm(fields["csrf"], cookie: cookie) else { throw PageError.formExpired }
         do {

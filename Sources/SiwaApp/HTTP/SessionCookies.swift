@@ -1,8 +1,10 @@
 import HTTPServer
 import Store
+import WireFormat
 
-/// The web flow's cookies (docs/reference/http-api.md "Web flow", §7 "Web"). Always `Secure`: browsers accept and
-/// send such cookies on `http://localhost`, so the demo works over plain HTTP on loopback.
+/// Every cookie the server reads or writes (docs/reference/http-api.md "Web flow"): the session,
+/// the web sign-in's binding and the sign-in page's form cookie. Always `Secure`: browsers accept
+/// and send such cookies on `http://localhost`, so the demo works over plain HTTP on loopback.
 struct SessionCookies: Sendable {
     static let sessionName = "siwa_session"
     /// Binds the browser that started a sign-in to its `state`.
@@ -41,5 +43,19 @@ struct SessionCookies: Sendable {
     /// A request a page of this site made (its `Origin` is `public_url`'s).
     func isSameOrigin(_ request: HTTPRequest) -> Bool {
         request.headers["Origin"] == publicOrigin
+    }
+
+    /// The value of the request's cookie `name`, from any of its `Cookie` headers.
+    static func read(_ name: String, from request: HTTPRequest) -> String? {
+        for header in request.headers.values("Cookie") {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                // Spaces only: the separator is "; " (RFC 6265 §4.2.1).
+                if parts.count == 2, parts[0].trimming(while: { $0 == " " }) == name {
+                    return String(parts[1].trimming(while: { $0 == " " }))
+                }
+            }
+        }
+        return nil
     }
 }

@@ -4,27 +4,12 @@ import Store
 
 /// docs/guides/passwords-and-email.md's routes: password accounts (sign-up, sign-in, set or change, reset, remove), the
 /// upgrade to Sign in with Apple, and linking an Apple ID to the signed-in user.
-struct PasswordRoutes: Sendable {
+struct PasswordAPI: Sendable {
     let accounts: PasswordAccounts
     let signIn: SignIn
-    let authenticator: SessionAuthenticator
+    let clock: @Sendable () -> Int64
     let cookies: SessionCookies
     let trustedProxies: CIDRSet
-
-    /// - Parameter limited: wraps the routes that write for clients not signed in (`rate_limit`).
-    func register(on router: inout Router, limited: (@escaping HTTPHandler) -> HTTPHandler) {
-        router.add(.post, "/api/auth/password/sign-up", limited { request in try await signUp(request) })
-        router.add(.post, "/api/auth/password", limited { request in try await passwordSignIn(request) })
-        router.add(.post, "/api/auth/password/reset-request", limited { request in try await resetRequest(request) })
-        router.add(.post, "/api/auth/password/reset", limited { request in try await reset(request) })
-        router.add(.post, "/api/auth/apple/upgrade", limited { request in try await upgrade(request) })
-        router.add(.post, "/api/auth/email/verify", limited { request in try await verifyEmail(request) })
-        router.add(.post, "/api/account/email/verify-request") { request in try await verifyRequest(request) }
-        router.add(.put, "/api/account/password") { request in try await setPassword(request) }
-        router.add(.delete, "/api/account/password") { request in try await removePassword(request) }
-        router.add(.post, "/api/account/apple") { request in try await link(request) }
-        router.add(.delete, "/api/account/apple") { request in try await unlink(request) }
-    }
 
     func signUp(_ request: HTTPRequest) async throws -> HTTPResponse {
         let body = try Self.parse(request)
@@ -47,8 +32,7 @@ struct PasswordRoutes: Sendable {
         return signedIn(made.user, made.session, created: false, status: 200, request: request)
     }
 
-    func setPassword(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let found = try await authenticator.authenticate(request, origin: .ours)
+    func setPassword(_ request: HTTPRequest, _ found: SessionAuthenticator.Authenticated) async throws -> HTTPResponse {
         let body = try Self.parse(request)
         try await accounts.setPassword(
             for: found, current: try body.optional("current_password"),
@@ -56,8 +40,7 @@ struct PasswordRoutes: Sendable {
         return HTTPResponse(status: 204)
     }
 
-    func removePassword(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let found = try await authenticator.authenticate(request, origin: .ours)
+    func removePassword(_ request: HTTPRequest, _ found: SessionAuthenticator.Authenticated) async throws -> HTTPResponse {
         return Self.user(try await accounts.removePassword(userID: found.user.id, sessionID: found.session.id))
     }
 
@@ -79,8 +62,7 @@ struct PasswordRoutes: Sendable {
     /// `POST /api/account/email/verify-request`: a new code for the signed-in user's email.
     /// Answered after its work, unlike a reset request: the caller asks about their own email,
     /// whose state `/api/me` shows anyway, so the time tells nothing, and an outage stays a 503.
-    func verifyRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let found = try await authenticator.authenticate(request, origin: .ours)
+    func verifyRequest(_ request: HTTPRequest, _ found: SessionAuthenticator.Authenticated) async throws -> HTTPResponse {
         try await accounts.requestVerification(userID: found.user.id)
         let answer = JSONValue.object(JSONObject([("status", .string("accepted"))]))
         return HTTPResponse(status: 202, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(answer))
@@ -117,9 +99,8 @@ struct PasswordRoutes: Sendable {
     }
 
     /// `POST /api/account/apple`: links the token's Apple ID to the signed-in user.
-    func link(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let found = try await authenticator.authenticate(request, origin: .ours)
-        guard found.session.createdAt > authenticator.clock() - PasswordAccounts.recentSignIn else {
+    func link(_ request: HTTPRequest, _ found: SessionAuthenticator.Authenticated) async throws -> HTTPResponse {
+        guard found.session.createdAt > clock() - PasswordAccounts.recentSignIn else {
             throw PasswordFailure.reauthenticationRequired
         }
         let input = try Self.appleInput(try Self.parse(request))
@@ -129,9 +110,8 @@ struct PasswordRoutes: Sendable {
 
     /// `DELETE /api/account/apple`: unlinks it; its tokens go to the durable revocation queue,
     /// due at once (the queue's worker looks every second).
-    func unlink(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let found = try await authenticator.authenticate(request, origin: .ours)
-        let now = authenticator.clock()
+    func unlink(_ request: HTTPRequest, _ found: SessionAuthenticator.Authenticated) async throws -> HTTPResponse {
+        let now = clock()
         let user: UserRecord
         do {
             user = try await accounts.store.unbindAppleID(userID: found.user.id, sessionID: found.session.id, now: now, firstAttemptAt: now)
@@ -144,7 +124,7 @@ struct PasswordRoutes: Sendable {
     // MARK: - Helpers
 
     private func signedIn(_ user: UserRecord, _ session: NewSession, created: Bool, status: Int, request: HTTPRequest) -> HTTPResponse {
-        var response = NativeSignInRoute.response(user: user, session: session, created: created)
+        var response = NativeSignInAPI.response(user: user, session: session, created: created)
         response.status = status
         if cookies.isSameOrigin(request) { response.headers.add("Set-Cookie", cookies.session(session)) }
         return response

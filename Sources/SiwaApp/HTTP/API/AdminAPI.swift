@@ -4,21 +4,13 @@ import Store
 
 /// The admin API of docs/guides/connecting-your-backend.md: the team's operators find users, see their sessions, set their
 /// `external_id`, end their sessions and delete them. Registered only with `admin_token` set;
-/// every route is behind `AdminAuthenticator`.
-struct AdminRoutes: Sendable {
+/// every route is behind `AdminAuthenticator` (the route table's admin guard).
+struct AdminAPI: Sendable {
     let store: Store
     let deletion: AccountDeletion
     /// Sessions unused this long are not listed (they no longer authenticate).
     let idleTTL: Int64
     let clock: @Sendable () -> Int64
-
-    func register(on router: inout Router, guardedBy admin: AdminAuthenticator) {
-        router.add(.get, "/admin/users", admin.guarding(listUsers))
-        router.add(.get, "/admin/users/{id}", admin.guarding(showUser))
-        router.add(.patch, "/admin/users/{id}", admin.guarding(setExternalID))
-        router.add(.delete, "/admin/users/{id}", admin.guarding(deleteUser))
-        router.add(.delete, "/admin/users/{id}/sessions", admin.guarding(endSessions))
-    }
 
     /// `GET /admin/users`: one page, and the cursor of the next when there is one (a user more
     /// than the page is read to know).
@@ -65,7 +57,7 @@ struct AdminRoutes: Sendable {
         guard let revocation = try await deletion.delete(userID: request.pathParameters["id"] ?? "", reason: .admin) else {
             throw APIError.userNotFound
         }
-        return AccountDeletion.accepted(revocation: revocation)
+        return AccountAPI.deleted(revocation: revocation)
     }
 
     /// `DELETE /admin/users/{id}/sessions`: every session of the user ends at once.
