@@ -80,8 +80,9 @@ let package = Package(
                 "SMTP", "MailTemplates", .product(name: "Logging", package: "swift-log"),
             ],
             // The pages' words in English and Korean (HTTP/Pages/Strings/pages.<language>.txt), and the
-            // pages' stylesheet and script (HTTP/Pages/Static/siwa.css, siwa.js).
-            resources: [.embedInCode("HTTP/Pages/Strings"), .embedInCode("HTTP/Pages/Static")],
+            // pages' stylesheet and script (HTTP/Pages/Static/siwa.css, siwa.js), and the OpenAPI
+            // document (HTTP/API/OpenAPI/openapi.json).
+            resources: [.embedInCode("HTTP/Pages/Strings"), .embedInCode("HTTP/Pages/Static"), .embedInCode("HTTP/API/OpenAPI")],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -41,8 +41,10 @@ public final class Application: Sendable {
     let emailRequests: EmailRequestQueue
     /// The access-token signing keys, as this instance last read them.
     let accessTokenKeys: AccessTokenKeys
-    /// Method and pattern of every route served, for `OpenAPITests`.
-    let routes: [(method: String, pattern: String)]
+    /// The route table as served (`Routes`), for the tests that hold the OpenAPI document to it.
+    let routeTable: [Route]
+    /// Method and pattern of every route served.
+    var routes: [(method: String, pattern: String)] { routeTable.map { ($0.method.rawValue, $0.path) } }
     private let background = Mutex<[Task<Void, Never>]>([])
 
     /// Opens the database (creating it and applying migrations) and assembles the parts, the
@@ -192,7 +194,7 @@ public final class Application: Sendable {
                 logger: logger, passwordForms: passwordForms, passwords: passwords, webSignIn: webSignIn, trustedProxies: trustedProxies),
             webSignIn: webSignIn, passwordForms: passwordForms, demoWebhooks: demoWebhooks
         ).table
-        routes = table.map { ($0.method.rawValue, $0.path) }
+        routeTable = table
         let admin = configuration.adminToken.map(AdminAuthenticator.init)
         let router = Routes.router(
             table, authenticator: authenticator,

@@ -21,9 +21,7 @@ struct HealthAPI: Sendable {
         HTTPResponse(contentType: PrometheusText.contentType, body: await metricsRegistry.render())
     }
 
-    private static let openAPIBody = Array(OpenAPIDocument.json.utf8)
-
     static func openAPI(_: HTTPRequest) -> HTTPResponse {
-        HTTPResponse(headers: ["Content-Type": "application/json"], body: openAPIBody)
+        HTTPResponse(headers: ["Content-Type": "application/json"], body: OpenAPIDocument.bytes)
     }
 }
