@@ -1,3 +1,4 @@
+import Accounts
 import HTTPClient
 import HTTPServer
 import Logging
@@ -89,7 +90,7 @@ public final class Application: Sendable {
         let trustedProxies = configuration.trustedProxies
         let notifications = NotificationProcessor(
             store: store, keys: apple.keys, audiences: configuration.clientIDs.isEmpty ? nil : Set(configuration.clientIDs),
-            metrics: metrics, logger: logger, clock: clocks.wall)
+            metrics: metrics.accounts, logger: logger, clock: clocks.wall)
         let sessions = store.sessions
         let idleTTL = Int64(configuration.sessionIdleTTL.components.seconds)
         lastSeen = store.lastSeenBatcher(interval: LastSeenBatcher.interval(idleTTL: idleTTL), now: clocks.wall())
@@ -101,18 +102,19 @@ public final class Application: Sendable {
         housekeeping = Housekeeping(store: store, idleTTL: idleTTL, logger: logger, clock: clocks.wall)
         let revoker = Revoker(
             api: apple.api, store: store, backoff: Int64(configuration.revocationBackoff.components.seconds),
-            backoffMax: Int64(configuration.revocationBackoffMax.components.seconds), metrics: metrics, logger: logger,
+            backoffMax: Int64(configuration.revocationBackoffMax.components.seconds), metrics: metrics.accounts, logger: logger,
             clock: clocks.wall)
         self.revoker = revoker
         let signIn = SignIn(
-            configuration: configuration, store: store, keys: apple.keys, api: apple.api, revoker: revoker, metrics: metrics, logger: logger,
+            settings: SignIn.Settings(configuration), store: store, keys: apple.keys, api: apple.api, revoker: revoker,
+            metrics: metrics.accounts, logger: logger,
             clock: clocks.wall)
         let cookies = SessionCookies(publicOrigin: configuration.publicOrigin)
         let validationInterval = Int64(configuration.refreshValidationInterval.components.seconds)
         if let api = apple.api, validationInterval > 0 {
             refreshValidator = RefreshValidator(
                 api: api, store: store, interval: validationInterval, idleTTL: idleTTL, maxPerSecond: RefreshValidator.defaultMaxPerSecond,
-                metrics: metrics, logger: logger, clock: clocks.wall, receivingTeam: configuration.teamID)
+                metrics: metrics.accounts, logger: logger, clock: clocks.wall, receivingTeam: configuration.teamID)
         } else {
             refreshValidator = nil
         }
@@ -128,7 +130,7 @@ public final class Application: Sendable {
             var deliverer = WebhookDeliverer(
                 queue: store.webhooks, http: http, url: url, secret: secret,
                 backoff: Int64(configuration.webhookBackoff.components.seconds),
-                retention: Int64(configuration.webhookRetention.components.seconds), concurrency: concurrency, metrics: metrics,
+                retention: Int64(configuration.webhookRetention.components.seconds), concurrency: concurrency, metrics: metrics.accounts,
                 logger: logger, clock: clocks.wall)
             deliverer.lease = WebhookDeliverer.lease(deadline: configuration.webhookAttemptDeadline)
             webhookDeliverer = deliverer

@@ -1,3 +1,4 @@
+import Accounts
 import JSON
 
 /// Apple's one-time `user` object (`{"name":{"firstName","lastName"},"email"}`), as a native

@@ -1,3 +1,4 @@
+import Accounts
 import HTTPServer
 
 /// `/healthz`, `/readyz`, `/metrics` and `/openapi.json` (docs/guides/operating.md).

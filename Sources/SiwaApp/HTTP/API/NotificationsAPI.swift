@@ -1,3 +1,4 @@
+import Accounts
 import HTTPServer
 
 /// `POST /apple/notifications` (docs/reference/http-api.md): Apple's server-to-server

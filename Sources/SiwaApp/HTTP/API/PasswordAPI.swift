@@ -1,3 +1,4 @@
+import Accounts
 import HTTPServer
 import JSON
 import Store
@@ -35,7 +36,7 @@ struct PasswordAPI: Sendable {
     func setPassword(_ request: HTTPRequest, _ found: SessionAuthenticator.Authenticated) async throws -> HTTPResponse {
         let body = try Self.parse(request)
         try await accounts.setPassword(
-            for: found, current: try body.optional("current_password"),
+            for: found.live, current: try body.optional("current_password"),
             new: try body.required("new_password"), client: client(of: request))
         return HTTPResponse(status: 204)
     }

@@ -1,3 +1,4 @@
+import Accounts
 import JSON
 
 /// The JSON bodies of docs/guides/passwords-and-email.md's routes, read into fields: each refusal names the key that is

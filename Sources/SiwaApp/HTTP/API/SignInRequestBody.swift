@@ -1,3 +1,4 @@
+import Accounts
 import JSON
 
 /// The JSON body of `POST /api/auth/apple`, read into types: the only place its keys are

@@ -1,3 +1,4 @@
+import Accounts
 import HTTPServer
 import Store
 
@@ -10,7 +11,7 @@ extension AccountPages {
         try await form(request) { found, fields in
             try await refusalsShown(request) {
                 try await passwords.setPassword(
-                    for: found, current: fields.nonEmpty("current_password"), new: fields["new_password"] ?? "",
+                    for: found.live, current: fields.nonEmpty("current_password"), new: fields["new_password"] ?? "",
                     client: ClientAddress.attemptKey(of: request, trusted: trustedProxies))
                 return Pages.seeOther("/account?password=set", for: request)
             }
