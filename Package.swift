@@ -4,7 +4,7 @@
 // Layering (arrows point down; nothing lower imports anything higher):
 //   siwa-server (executable, CLI)
 //     -> SiwaApp (configuration, the route table and its handlers, pages, commands, metrics, logging, assembly)
-//       -> Accounts (sign-in, passwords, deletion and revocation, notifications, re-validation, transfer,
+//       -> Accounts (sign-in, passwords, deletion and revocation, notifications, re-validation, team transfer,
 //          webhook and mail delivery, signing keys, housekeeping; no HTTPServer) -> Store, AppleClient, JOSE, Passwords, SMTP
 //       -> HTTPServer (HTTP/1.1 on epoll sockets)     -> CZlib, CSystem
 //       -> Store (the schema, records and transactions, the outboxes) -> SQLite -> CSQLite, JSON

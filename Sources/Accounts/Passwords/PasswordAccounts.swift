@@ -54,12 +54,6 @@ package struct PasswordAccounts: Sendable {
         package let user: UserRecord
         package let session: NewSession
         package let created: Bool
-
-        package init(user: UserRecord, session: NewSession, created: Bool) {
-            self.user = user
-            self.session = session
-            self.created = created
-        }
     }
 
     // MARK: - Sign-up and sign-in

@@ -52,12 +52,6 @@ package struct SignIn: Sendable {
         package let user: UserRecord
         package let session: NewSession
         package let created: Bool
-
-        package init(user: UserRecord, session: NewSession, created: Bool) {
-            self.user = user
-            self.session = session
-            self.created = created
-        }
     }
 
     package enum Failure: Error {

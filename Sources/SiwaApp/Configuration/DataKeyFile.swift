@@ -1,3 +1,4 @@
+import Accounts
 import Glibc
 import Logging
 import OpenSSLCrypto

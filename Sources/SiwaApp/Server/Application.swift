@@ -107,8 +107,7 @@ public final class Application: Sendable {
         self.revoker = revoker
         let signIn = SignIn(
             settings: SignIn.Settings(configuration), store: store, keys: apple.keys, api: apple.api, revoker: revoker,
-            metrics: metrics.accounts, logger: logger,
-            clock: clocks.wall)
+            metrics: metrics.accounts, logger: logger, clock: clocks.wall)
         let cookies = SessionCookies(publicOrigin: configuration.publicOrigin)
         let validationInterval = Int64(configuration.refreshValidationInterval.components.seconds)
         if let api = apple.api, validationInterval > 0 {

@@ -1,9 +1,9 @@
 import Glibc
 
 /// Whole files with POSIX calls.
-enum FileBytes {
+package enum FileBytes {
     /// The file's bytes; nil when it cannot be read or is longer than `limit`.
-    static func read(_ path: String, limit: Int = 16 << 20) -> [UInt8]? {
+    package static func read(_ path: String, limit: Int = 16 << 20) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -19,13 +19,17 @@ enum FileBytes {
         }
     }
 
-    struct WriteFailure: Error, CustomStringConvertible {
-        let description: String
+    package struct WriteFailure: Error, CustomStringConvertible {
+        package let description: String
+
+        package init(description: String) {
+            self.description = description
+        }
     }
 
     /// Replaces the file at `path` whole: written beside it, flushed, then renamed over it, so
     /// a reader (or a crash) never sees half of it.
-    static func replace(_ path: String, with bytes: [UInt8], mode: mode_t) throws(WriteFailure) {
+    package static func replace(_ path: String, with bytes: [UInt8], mode: mode_t) throws(WriteFailure) {
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw WriteFailure(description: "cannot write \(temporary): \(String(cString: strerror(errno)))") }

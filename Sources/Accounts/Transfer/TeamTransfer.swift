@@ -1,7 +1,5 @@
-import Accounts
 import AppleClient
 import Glibc
-import HTTPClient
 import Logging
 import Store
 
@@ -12,69 +10,51 @@ import Store
 /// or throttling slows the run down and asks again, losing nothing.
 public final class TeamTransfer: Sendable {
     /// The sending team's call needs the receiving team's ID: ten upper-case letters and digits.
-    static func isTeamID(_ text: String) -> Bool {
+    package static func isTeamID(_ text: String) -> Bool {
         text.utf8.count == 10 && text.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }
     }
 
     public static let defaultRate = 10
     /// Users read from the database at a time.
-    static let pageSize = 200
+    package static let pageSize = 200
 
-    let configuration: Configuration
-    let store: Store
-    let api: AppleAPI
-    let console: TransferConsole
-    let clocks: Clocks
+    package let store: Store
+    package let api: AppleAPI
+    /// `team_id`: this team; an export must name another, an import happens for this one.
+    package let teamID: String?
+    /// The client id the migration calls name unless the command names one: the app being
+    /// transferred. Its Services IDs move with it (APPLE.md §8), so the web client id is as
+    /// good as any.
+    package let defaultClientID: String?
+    package let console: TransferConsole
+    package let wall: @Sendable () -> Int64
+    package let monotonic: @Sendable () -> Double
     /// Whether the person asked the run to stop (Ctrl-C): checked between users.
-    let stopRequested: @Sendable () -> Bool
+    package let stopRequested: @Sendable () -> Bool
     /// How the waits between calls are slept (tests move a clock instead).
-    let sleep: @Sendable (Double) async -> Void
-    let pacing: @Sendable (Int) -> TransferPacing
+    package let sleep: @Sendable (Double) async -> Void
+    package let pacing: @Sendable (Int) -> TransferPacing
 
-    /// Opens the configured database and Apple client. Throws `ConfigurationError` when the
-    /// team's credentials are missing or unusable (the commands exit 2).
-    public convenience init(
-        configuration: Configuration, console: TransferConsole, clocks: Clocks = .system,
-        stopRequested: @escaping @Sendable () -> Bool = { false }
-    ) throws {
-        try self.init(
-            configuration: configuration, console: console, clocks: clocks, stopRequested: stopRequested,
-            sleep: { seconds in try? await Task.sleep(for: .microseconds(Int(seconds * 1_000_000))) },
-            pacing: { TransferPacing(rate: Double($0)) })
-    }
-
-    init(
-        configuration: Configuration, console: TransferConsole, clocks: Clocks, stopRequested: @escaping @Sendable () -> Bool,
-        sleep: @escaping @Sendable (Double) async -> Void, pacing: @escaping @Sendable (Int) -> TransferPacing
-    ) throws {
-        let minter = try AppleCredentials.minter(configuration)
-        let http = try HTTPClient(configuration: HTTPClientConfiguration(extraCAFile: configuration.appleCAFile, workerThreads: 2))
-        self.store = try Self.openStore(configuration, console: console)
-        api = AppleAPI(baseURL: configuration.appleBaseURL, http: http, secrets: minter, clock: clocks.wall, monotonic: clocks.monotonic)
-        self.configuration = configuration
+    /// Runs on an open store and Apple client; SiwaApp opens both from the configuration.
+    package init(
+        store: Store, api: AppleAPI, teamID: String?, defaultClientID: String?, console: TransferConsole,
+        wall: @escaping @Sendable () -> Int64, monotonic: @escaping @Sendable () -> Double,
+        stopRequested: @escaping @Sendable () -> Bool, sleep: @escaping @Sendable (Double) async -> Void,
+        pacing: @escaping @Sendable (Int) -> TransferPacing
+    ) {
+        self.store = store
+        self.api = api
+        self.teamID = teamID
+        self.defaultClientID = defaultClientID
         self.console = console
-        self.clocks = clocks
+        self.wall = wall
+        self.monotonic = monotonic
         self.stopRequested = stopRequested
         self.sleep = sleep
         self.pacing = pacing
     }
 
-    /// The store as the server opens it; with `webhook_url` set, every user moved to a new
-    /// `sub` appends its `user.updated` for the server to deliver. Warnings go to stderr: stdout
-    /// may be carrying the CSV.
-    static func openStore(_ configuration: Configuration, console: TransferConsole) throws -> Store {
-        let logger = Logger(label: "siwa.transfer") { _ in ConsoleLogHandler(console: console) }
-        let events = configuration.webhookURL == nil ? nil : WebhookEventBody.renderer
-        return try Store.open(configuration.database, connections: 2, events: events) {
-            try DataKeyFile.key(for: configuration, logger: logger)
-        }
-    }
-
     public func close() { store.close() }
-
-    /// The client id the migration calls name: the app being transferred. Its Services IDs
-    /// move with it (APPLE.md §8), so the web client id is as good as any.
-    func defaultClientID() -> String? { configuration.webClientID ?? configuration.clientIDs.first }
 
     // MARK: - Export (the sending team)
 
@@ -92,10 +72,10 @@ public final class TeamTransfer: Sendable {
             throw ConfigurationError(key: "--target", problem: "must be the receiving team's ID (ten upper-case letters and digits)")
         }
         // One peer sends its own team ID here; Apple refuses it for every user.
-        guard target != configuration.teamID else {
+        guard target != teamID else {
             throw ConfigurationError(key: "--target", problem: "is this team (team_id); it must be the team receiving the app")
         }
-        guard let clientID = clientID ?? defaultClientID() else {
+        guard let clientID = clientID ?? defaultClientID else {
             throw ConfigurationError(key: "client_ids", problem: "required to name the app being transferred (or pass --client-id)")
         }
         let (users, exported, withoutAppleID) = try await store.transfers.exportProgress(target: target)
@@ -115,13 +95,13 @@ public final class TeamTransfer: Sendable {
         } ask: { (user: TransferExportCandidate) async throws(AppleAPIError) -> String in
             try await self.api.transferSubject(forSub: user.appleSub, target: target, clientID: clientID)
         } record: { user, transferSub in
-            switch try await self.store.transfers.recordExport(userID: user.userID, target: target, transferSub: transferSub, now: self.clocks.wall()) {
+            switch try await self.store.transfers.recordExport(userID: user.userID, target: target, transferSub: transferSub, now: self.wall()) {
             case .recorded: return .done
             case .userGone: return .skipped
             case .transferSubTaken(let holder): return .failed("Apple gave a transfer_sub already recorded for user \(holder); not recorded")
             }
         } refused: { user, code in
-            try await self.store.transfers.recordExportFailure(userID: user.userID, target: target, error: code, now: self.clocks.wall())
+            try await self.store.transfers.recordExportFailure(userID: user.userID, target: target, error: code, now: self.wall())
             return "Apple answered \(code) (the user may have revoked the app before the move, or is not a user of this team)"
         }
         let lines = try await store.transfers.exported(target: target)
@@ -152,6 +132,10 @@ public final class TeamTransfer: Sendable {
     /// The file cannot be imported (unreadable, or not our CSV); nothing was changed.
     public struct UnusableFile: Error, CustomStringConvertible {
         public let description: String
+
+        package init(description: String) {
+            self.description = description
+        }
     }
 
     /// `transfer import FILE`: the whole file is read and checked before anything changes.
@@ -170,8 +154,8 @@ public final class TeamTransfer: Sendable {
     /// Records every row's `transfer_sub` (dropping the previous team's Apple tokens), then
     /// exchanges each at Apple for this team's `sub` and moves the user to it.
     public func importRecords(_ records: [TransferRecord], clientID: String?, rate: Int) async throws -> TransferSummary {
-        guard let team = configuration.teamID else { throw ConfigurationError(key: "team_id", problem: "required to talk to Apple") }
-        guard let clientID = clientID ?? defaultClientID() else {
+        guard let team = teamID else { throw ConfigurationError(key: "team_id", problem: "required to talk to Apple") }
+        guard let clientID = clientID ?? defaultClientID else {
             throw ConfigurationError(key: "client_ids", problem: "required to name the app being transferred (or pass --client-id)")
         }
         // The sending team running the import on its own database by mistake would drop its
@@ -183,7 +167,7 @@ public final class TeamTransfer: Sendable {
                 problem: "is \(team), but this database's users were exported for \(targets.sorted().joined(separator: ", ")): run the import with the receiving team's configuration")
         }
         var summary = TransferSummary()
-        let recorded = try await store.transfers.recordImports(records, team: team, now: clocks.wall())
+        let recorded = try await store.transfers.recordImports(records, team: team, now: wall())
         summary.skipped = recorded.alreadyImported
         summary.failed = recorded.unknown.count + recorded.conflicting.count
         for record in recorded.unknown {
@@ -200,7 +184,7 @@ public final class TeamTransfer: Sendable {
         } record: { user, migrated in
             let move = try await self.store.transfers.completeImport(
                 userID: user.userID, transferSub: user.transferSub, newSub: migrated.sub,
-                relayEmail: migrated.isPrivateEmail ? migrated.email : nil, now: self.clocks.wall())
+                relayEmail: migrated.isPrivateEmail ? migrated.email : nil, now: self.wall())
             switch move {
             case .moved: return .done
             // Signed in with the new `sub` meanwhile (moved then), or deleted.
@@ -209,12 +193,12 @@ public final class TeamTransfer: Sendable {
                 return .failed("Apple's sub for this user already belongs to user \(holder), who signed in as a new user before the import; nothing changed")
             }
         } refused: { user, code in
-            try await self.store.transfers.recordImportFailure(userID: user.userID, error: code, now: self.clocks.wall())
+            try await self.store.transfers.recordImportFailure(userID: user.userID, error: code, now: self.wall())
             return "Apple answered \(code) (a transfer_sub Apple does not know for this team, a user who revoked the app before the move, or the 60-day window is over)"
         }
         let status = try await store.transfers.status()
         var report = "transfer import: \(summary.done) imported, \(summary.skipped) skipped, \(summary.failed) failed"
-        if let started = status.windowStartedAt { report += "; " + Self.window(startedAt: started, now: clocks.wall(), status: status) }
+        if let started = status.windowStartedAt { report += "; " + Self.window(startedAt: started, now: wall(), status: status) }
         console.line(report)
         explain(stop: summary.stop, command: "import")
         return summary
@@ -222,16 +206,9 @@ public final class TeamTransfer: Sendable {
 
     // MARK: - Status
 
-    /// `transfer status` on the configured database; needs no Apple credentials.
-    public static func status(configuration: Configuration, console: TransferConsole, now: Int64) async throws -> String {
-        let store = try openStore(configuration, console: console)
-        defer { store.close() }
-        return try await status(of: store, now: now)
-    }
-
     /// `transfer status`: users, exported, imported, pending, failed, skipped (no Apple ID),
     /// and the days left of Apple's window counted from the first import.
-    static func status(of store: Store, now: Int64) async throws -> String {
+    package static func status(of store: Store, now: Int64) async throws -> String {
         let status = try await store.transfers.status()
         let rows: [(String, String)] = [
             ("users", String(status.users)), ("exported", String(status.exported)), ("imported", String(status.imported)),
@@ -244,7 +221,7 @@ public final class TeamTransfer: Sendable {
 
     /// Apple's 60 days, counted from the first import: what is left of them, or who was left
     /// behind when they are over.
-    static func window(startedAt: Int64, now: Int64, status: TransferStatus) -> String {
+    package static func window(startedAt: Int64, now: Int64, status: TransferStatus) -> String {
         let end = startedAt + 60 * 86_400
         if now < end {
             let days = (end - now + 86_399) / 86_400
@@ -257,7 +234,7 @@ public final class TeamTransfer: Sendable {
     // MARK: - Runs
 
     /// What became of one user Apple answered for.
-    enum UserOutcome {
+    package enum UserOutcome {
         case done
         /// Done meanwhile some other way (or gone).
         case skipped
@@ -315,7 +292,7 @@ public final class TeamTransfer: Sendable {
 
     // MARK: - Calls to Apple
 
-    enum AppleAnswer<T: Sendable>: Sendable {
+    package enum AppleAnswer<T: Sendable>: Sendable {
         case value(T)
         /// Apple refused this user (`invalid_request` and the like): a failure of this user only.
         case refused(String)
@@ -328,7 +305,7 @@ public final class TeamTransfer: Sendable {
         _ pacer: inout TransferPacer, _ body: () async throws(AppleAPIError) -> T
     ) async -> AppleAnswer<T> {
         while true {
-            let delay = pacer.delayBeforeCall(now: clocks.monotonic())
+            let delay = pacer.delayBeforeCall(now: monotonic())
             if delay > 0 { await sleep(delay) }
             do throws(AppleAPIError) {
                 let value = try await body()
@@ -374,7 +351,7 @@ public final class TeamTransfer: Sendable {
     }
 
     /// A user as failure lines name them: the id, and the team's own id when there is one.
-    static func name(_ userID: String, _ externalID: String?) -> String {
+    package static func name(_ userID: String, _ externalID: String?) -> String {
         "user \(userID)" + (externalID.map { " (external_id \($0))" } ?? "")
     }
 
