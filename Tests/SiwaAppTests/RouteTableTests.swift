@@ -6,11 +6,12 @@ import Testing
 /// table is described with what its guard asks, and every described operation is in the table.
 @Suite struct RouteTableTests {
     static let methods = ["get", "post", "put", "patch", "delete"]
+    static let adminToken = "admin-route-table-0123456789abcdefghijkl"
 
     /// The table with every optional part switched on but the demo's own receiver, which the
     /// document does not describe.
     static func table() async throws -> [Route] {
-        try await withApp(configure: { $0.adminToken = AdminRoutesTests.token }) { app in app.application.routeTable }
+        try await withApp(configure: { $0.adminToken = Self.adminToken }) { app in app.application.routeTable }
     }
 
     static func operations() throws -> [String: JSONObject] {
