@@ -3,7 +3,9 @@
 // Linux only: the server is built on epoll.
 // Layering (arrows point down; nothing lower imports anything higher):
 //   siwa-server (executable, CLI)
-//     -> SiwaApp (configuration, routes, metrics, logging, assembly)
+//     -> SiwaApp (configuration, the route table and its handlers, pages, commands, metrics, logging, assembly)
+//       -> Accounts (sign-in, passwords, deletion and revocation, notifications, re-validation, team transfer,
+//          webhook and mail delivery, signing keys, housekeeping; no HTTPServer) -> Store, AppleClient, JOSE, Passwords, SMTP
 //       -> HTTPServer (HTTP/1.1 on epoll sockets)     -> CZlib, CSystem
 //       -> Store (the schema, records and transactions, the outboxes) -> SQLite -> CSQLite, JSON
 //                                                     -> PostgreSQL -> CLibPQ (libpq: several instances)
@@ -73,21 +75,33 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "Store", dependencies: ["SQLRow", "SQLite", "PostgreSQL", "JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
+        // The application's core: sign-in, passwords, deletion and revocation, notifications,
+        // re-validation, transfer, webhook and mail delivery, signing keys, housekeeping. It does
+        // not speak HTTP: SiwaApp's route table calls it, and one error mapping answers its errors.
+        .target(
+            name: "Accounts",
+            dependencies: [
+                "Store", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "Passwords", "SystemThread", "WireFormat", "SMTP",
+                "MailTemplates", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "SiwaApp",
             dependencies: [
-                "HTTPServer", "Store", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "Passwords", "SystemThread", "WireFormat",
+                "Accounts", "HTTPServer", "Store", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "Passwords", "SystemThread", "WireFormat",
                 "SMTP", "MailTemplates", .product(name: "Logging", package: "swift-log"),
             ],
-            // The pages' words in English and Korean (Web/Strings/pages.<language>.txt), and the
-            // pages' stylesheet and script (Web/Static/siwa.css, siwa.js).
-            resources: [.embedInCode("Web/Strings"), .embedInCode("Web/Static")],
+            // The pages' words in English and Korean (HTTP/Pages/Strings/pages.<language>.txt), and the
+            // pages' stylesheet and script (HTTP/Pages/Static/siwa.css, siwa.js), and the OpenAPI
+            // document (HTTP/API/OpenAPI/openapi.json).
+            resources: [.embedInCode("HTTP/Pages/Strings"), .embedInCode("HTTP/Pages/Static"), .embedInCode("HTTP/API/OpenAPI")],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "siwa-server",
             dependencies: [
-                "SiwaApp", "Store", "JOSE", "OpenSSLCrypto", "AppleSimulator", "WireFormat",
+                "SiwaApp", "Accounts", "Store", "JOSE", "OpenSSLCrypto", "AppleSimulator", "WireFormat",
                 .product(name: "Logging", package: "swift-log"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -138,7 +152,7 @@ let package = Package(
         .testTarget(
             name: "SiwaAppTests",
             dependencies: [
-                "SiwaApp", "AppleSimulator", "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JSON", "JOSE", "TestSupport", "AppTestSupport",
+                "SiwaApp", "Accounts", "AppleSimulator", "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JSON", "JOSE", "TestSupport", "AppTestSupport",
                 "WireFormat", "SMTP", "MailTemplates", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

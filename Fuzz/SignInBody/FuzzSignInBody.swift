@@ -1,6 +1,6 @@
 // libFuzzer target for the typed reading of the native sign-in body
-// (Sources/SiwaApp/Routes/SignInRequestBody.swift, Accounts/AppleUserObject.swift,
-// Accounts/StoredText.swift over Sources/JSON): what a mobile client posts to /api/auth/apple.
+// (Sources/SiwaApp/HTTP/API/SignInRequestBody.swift, HTTP/API/AppleUserObject.swift,
+// Sources/Accounts/Support/StoredText.swift over Sources/JSON): what a mobile client posts to /api/auth/apple.
 //
 // Properties (a violation traps with fatalError, which libFuzzer records as a crash):
 //   1. Accepted only when the bytes are a JSON object with a non-empty string identity_token.

@@ -1,3 +1,4 @@
+import Accounts
 import ArgumentParser
 // FoundationEssentials only: the full Foundation library adds megabytes of resident memory.
 #if canImport(FoundationEssentials)

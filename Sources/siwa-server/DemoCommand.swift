@@ -1,3 +1,4 @@
+import Accounts
 import AppleSimulator
 import ArgumentParser
 #if canImport(FoundationEssentials)

@@ -1,3 +1,4 @@
+import Accounts
 import Dispatch
 import Glibc
 import SiwaApp

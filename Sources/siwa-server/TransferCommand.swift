@@ -1,3 +1,4 @@
+import Accounts
 import ArgumentParser
 import Glibc
 import SiwaApp

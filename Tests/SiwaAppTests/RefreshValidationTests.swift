@@ -88,7 +88,7 @@ import TestSupport
         let application = fixture.harness.application
         let validator = RefreshValidator(
             api: try #require(application.apple.api), store: application.store, interval: 60, idleTTL: 86_400, maxPerSecond: 3,
-            metrics: application.metrics, logger: .init(label: "test"), clock: { Int64(Date().timeIntervalSince1970) + 120 })
+            metrics: application.metrics.accounts, logger: .init(label: "test"), clock: { Int64(Date().timeIntervalSince1970) + 120 })
         let first = await validator.runOnce()
         #expect(first.count == 3)
         #expect(first.values.allSatisfy { $0 == .valid })

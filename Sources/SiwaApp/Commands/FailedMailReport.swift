@@ -1,3 +1,4 @@
+import Accounts
 import Store
 
 /// What `siwa-server email failed` prints: one line per failed message (id, kind, recipient,

@@ -1,3 +1,4 @@
+import Accounts
 import Store
 
 /// What `siwa-server webhooks failed` prints: one line per failed event (id, type, user id,

@@ -1,3 +1,4 @@
+import Accounts
 import MailTemplates
 import OpenSSLCrypto
 import SMTP

@@ -1,3 +1,4 @@
+import Accounts
 import Logging
 import Store
 

@@ -1,3 +1,4 @@
+import Accounts
 import AppleClient
 import Glibc
 import HTTPClient

@@ -1,3 +1,4 @@
+import Accounts
 import Glibc
 import JSON
 import Logging
@@ -81,7 +82,7 @@ public struct UserAdministration: Sendable {
         guard let user = try await store.users.user(id: id) else { return Self.noSuchUser(id) }
         let sessions = try await store.sessions.list(
             userID: id, now: clock(), idleTTL: Int64(configuration.sessionIdleTTL.components.seconds))
-        if json { return .done(JSONWriter.string(AdminRoutes.userWithSessions(user, sessions))) }
+        if json { return .done(JSONWriter.string(AdminAPI.userWithSessions(user, sessions))) }
         var lines = ["user \(user.id)"]
         func field(_ name: String, _ value: String) { lines.append("  " + name.padding(17) + Self.printable(value)) }
         field("apple_sub", user.appleSub ?? "-")

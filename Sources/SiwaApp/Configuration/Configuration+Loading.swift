@@ -1,5 +1,6 @@
 // FoundationEssentials only: the full Foundation library adds megabytes of resident memory.
 #if canImport(FoundationEssentials)
+import Accounts
 import FoundationEssentials
 #else
 import Foundation

@@ -1,3 +1,4 @@
+import Accounts
 extension Configuration {
     /// What `serve` cannot work without (docs/reference/configuration.md), in its order: the team's credentials and the
     /// audiences. Without any of them the server would start, listen, and fail every sign-in

@@ -1,3 +1,4 @@
+
 /// Parses the durations of the configuration: `90s`, `15m`, `24h`, `30d`, or plain seconds.
 ///
 /// Pure and strict: no signs, no fractions, no spaces inside, lower-case units only

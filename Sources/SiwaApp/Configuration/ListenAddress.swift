@@ -1,3 +1,4 @@
+import Accounts
 /// Where the server binds: an IP literal and a port (`0` lets the system pick one, for tests).
 public struct ListenAddress: Equatable, Sendable, CustomStringConvertible {
     /// An IPv4 or IPv6 literal, IPv6 without brackets (`::1`).

@@ -1,3 +1,4 @@
+
 /// `rate_limit` (docs/reference/configuration.md): a bucket of `requests` that refills evenly over `perSeconds`, so
 /// `600/m` allows a burst of 600 and then 10 a second.
 public struct RateLimit: Sendable, Equatable, CustomStringConvertible {

@@ -1,3 +1,4 @@
+import Accounts
 /// An absolute `http`/`https` URL taken apart just enough to validate settings and derive origins.
 ///
 /// Hand-written rather than `URLComponents` so that what is accepted does not differ between

@@ -1,3 +1,4 @@
+import Accounts
 import WireFormat
 
 /// Gives each raw setting its type, or a `ConfigurationError` naming its key.

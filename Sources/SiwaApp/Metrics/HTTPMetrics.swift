@@ -1,3 +1,4 @@
+import Accounts
 import HTTPServer
 import Synchronization
 

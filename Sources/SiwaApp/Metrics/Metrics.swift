@@ -1,3 +1,4 @@
+import Accounts
 import HTTPServer
 import Synchronization
 
@@ -5,19 +6,17 @@ import Synchronization
 /// token, code, secret or key — labels come from fixed vocabularies only.
 public final class Metrics: Sendable {
     let http = HTTPMetrics()
-    let apple = AppleMetrics()
-    let notifications = NotificationMetrics()
-    let signIns = LabeledCounter(name: "siwa_sign_ins_total", help: "Sign-ins by outcome.", label: "outcome")
-    let refreshValidations = LabeledCounter(
-        name: "siwa_refresh_validations_total", help: "Re-validations of stored refresh tokens with Apple, by outcome.", label: "outcome")
-    let revocations = RevocationMetrics()
-    let webhooks = WebhookMetrics()
-    let mail = MailMetrics()
-    /// docs/guides/passwords-and-email.md: mail not sent, by why (`rate`: the address's hourly limit; `relay_disabled`).
-    let emailSuppressed = LabeledCounter(name: "siwa_email_suppressed_total", help: "Email not sent, by reason (rate: a code past its address's hourly limit; relay_disabled: Apple's relay does not forward to the user).", label: "reason")
-    /// Reset requests' work, run after the answer (`EmailRequestQueue`): `done`, `failed`, `dropped`.
-    let emailRequests = LabeledCounter(
-        name: "siwa_email_requests_total", help: "Reset requests' work after the answer, by outcome.", label: "outcome")
+    /// The accounts' work: what the `Accounts` module counts.
+    let accounts = AccountMetrics()
+    var apple: AppleMetrics { accounts.apple }
+    var notifications: NotificationMetrics { accounts.notifications }
+    var signIns: LabeledCounter { accounts.signIns }
+    var refreshValidations: LabeledCounter { accounts.refreshValidations }
+    var revocations: RevocationMetrics { accounts.revocations }
+    var webhooks: WebhookMetrics { accounts.webhooks }
+    var mail: MailMetrics { accounts.mail }
+    var emailSuppressed: LabeledCounter { accounts.emailSuppressed }
+    var emailRequests: LabeledCounter { accounts.emailRequests }
     /// Counts live sessions when `/metrics` is read (one query); set once the store is open.
     private let activeSessions = Mutex<(@Sendable () async -> Int?)?>(nil)
     /// The access log's sink, whose dropped lines `siwa_log_lines_dropped_total` counts.
@@ -36,15 +35,7 @@ public final class Metrics: Sendable {
     public func render() async -> String {
         var output = ""
         http.render(into: &output)
-        apple.render(into: &output)
-        notifications.render(into: &output)
-        signIns.render(into: &output)
-        refreshValidations.render(into: &output)
-        revocations.render(into: &output)
-        webhooks.render(into: &output)
-        mail.render(into: &output)
-        emailSuppressed.render(into: &output)
-        emailRequests.render(into: &output)
+        accounts.render(into: &output)
         PrometheusText.header(
             "siwa_log_lines_dropped_total", type: "counter", help: "Log lines dropped because the output could not keep up.", into: &output)
         output += "siwa_log_lines_dropped_total \(logSink.withLock { $0 }?.droppedLines ?? 0)\n"

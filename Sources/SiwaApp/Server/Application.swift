@@ -1,3 +1,4 @@
+import Accounts
 import HTTPClient
 import HTTPServer
 import Logging
@@ -41,11 +42,14 @@ public final class Application: Sendable {
     let emailRequests: EmailRequestQueue
     /// The access-token signing keys, as this instance last read them.
     let accessTokenKeys: AccessTokenKeys
-    /// Method and pattern of every route served, for `OpenAPITests`.
-    let routes: [(method: String, pattern: String)]
+    /// The route table as served (`Routes`), for the tests that hold the OpenAPI document to it.
+    let routeTable: [Route]
+    /// Method and pattern of every route served.
+    var routes: [(method: String, pattern: String)] { routeTable.map { ($0.method.rawValue, $0.path) } }
     private let background = Mutex<[Task<Void, Never>]>([])
 
-    /// Opens the database (creating it and applying migrations) and builds the routes.
+    /// Opens the database (creating it and applying migrations) and assembles the parts, the
+    /// route table (`Routes`) among them.
     /// - Parameters:
     ///   - demo: `siwa-server demo`: the sign-in page leads to the Apple ID simulator (at
     ///     `appleBaseURL`) instead of using Sign in with Apple JS.
@@ -83,17 +87,10 @@ public final class Application: Sendable {
         }
         self.apple = apple
 
-        var router = Router()
-        let rateLimiter = configuration.rateLimit.map { ClientRateLimiter(limit: $0, clock: clocks.monotonic) }
         let trustedProxies = configuration.trustedProxies
-        let limited: (@escaping HTTPHandler) -> HTTPHandler = { handler in
-            rateLimiter?.guarding(trustedProxies: trustedProxies, handler) ?? handler
-        }
-        HealthRoutes.register(on: &router, readiness: Readiness(store: store, keys: apple.keys), metrics: metrics)
         let notifications = NotificationProcessor(
             store: store, keys: apple.keys, audiences: configuration.clientIDs.isEmpty ? nil : Set(configuration.clientIDs),
-            metrics: metrics, logger: logger, clock: clocks.wall)
-        router.add(.post, "/apple/notifications") { request in try await notifications.handle(request) }
+            metrics: metrics.accounts, logger: logger, clock: clocks.wall)
         let sessions = store.sessions
         let idleTTL = Int64(configuration.sessionIdleTTL.components.seconds)
         lastSeen = store.lastSeenBatcher(interval: LastSeenBatcher.interval(idleTTL: idleTTL), now: clocks.wall())
@@ -105,34 +102,20 @@ public final class Application: Sendable {
         housekeeping = Housekeeping(
             store: store, idleTTL: idleTTL, logger: logger, clock: clocks.wall,
             auditRetention: Int64(configuration.auditRetention.components.seconds))
-        AccountRoutes.register(
-            on: &router, authenticator: authenticator, sessions: sessions, replay: store.replay, accounts: store, limited: limited)
-        ForwardAuthRoute.register(on: &router, authenticator: authenticator)
-        AccessTokenRoutes.register(
-            on: &router, authenticator: authenticator,
-            issuer: AccessTokenIssuer(
-                keys: accessTokenKeys, issuer: configuration.publicURL, audience: configuration.accessTokenAudience,
-                ttl: Int64(configuration.accessTokenTTL.components.seconds)),
-            keys: accessTokenKeys)
         let revoker = Revoker(
             api: apple.api, store: store, backoff: Int64(configuration.revocationBackoff.components.seconds),
-            backoffMax: Int64(configuration.revocationBackoffMax.components.seconds), metrics: metrics, logger: logger,
+            backoffMax: Int64(configuration.revocationBackoffMax.components.seconds), metrics: metrics.accounts, logger: logger,
             clock: clocks.wall)
         self.revoker = revoker
         let signIn = SignIn(
-            configuration: configuration, store: store, keys: apple.keys, api: apple.api, revoker: revoker, metrics: metrics, logger: logger,
-            clock: clocks.wall)
+            settings: SignIn.Settings(configuration), store: store, keys: apple.keys, api: apple.api, revoker: revoker,
+            metrics: metrics.accounts, logger: logger, clock: clocks.wall)
         let cookies = SessionCookies(publicOrigin: configuration.publicOrigin)
-        let nativeSignIn = NativeSignInRoute(signIn: signIn, cookies: cookies)
-        router.add(.post, "/api/auth/apple", limited { request in try await nativeSignIn.handle(request) })
-        let exchange = AppCodeExchangeRoute(
-            store: store, sessionTTL: Int64(configuration.sessionTTL.components.seconds), clock: clocks.wall, trustedProxies: trustedProxies)
-        router.add(.post, "/api/auth/exchange", limited { request in try await exchange.handle(request) })
         let validationInterval = Int64(configuration.refreshValidationInterval.components.seconds)
         if let api = apple.api, validationInterval > 0 {
             refreshValidator = RefreshValidator(
                 api: api, store: store, interval: validationInterval, idleTTL: idleTTL, maxPerSecond: RefreshValidator.defaultMaxPerSecond,
-                metrics: metrics, logger: logger, clock: clocks.wall, receivingTeam: configuration.teamID)
+                metrics: metrics.accounts, logger: logger, clock: clocks.wall, receivingTeam: configuration.teamID)
         } else {
             refreshValidator = nil
         }
@@ -148,7 +131,7 @@ public final class Application: Sendable {
             var deliverer = WebhookDeliverer(
                 queue: store.webhooks, http: http, url: url, secret: secret,
                 backoff: Int64(configuration.webhookBackoff.components.seconds),
-                retention: Int64(configuration.webhookRetention.components.seconds), concurrency: concurrency, metrics: metrics,
+                retention: Int64(configuration.webhookRetention.components.seconds), concurrency: concurrency, metrics: metrics.accounts,
                 logger: logger, clock: clocks.wall)
             deliverer.lease = WebhookDeliverer.lease(deadline: configuration.webhookAttemptDeadline)
             webhookDeliverer = deliverer
@@ -169,15 +152,6 @@ public final class Application: Sendable {
             mailDeliverer = nil
         }
         let deletion = AccountDeletion(store: store, revoker: revoker, clock: clocks.wall)
-        router.add(.delete, "/api/account", deletion.route(authenticator))
-        // Without admin_token the admin API does not exist: every /admin path is 404.
-        let admin = configuration.adminToken.map(AdminAuthenticator.init)
-        if let admin {
-            AdminRoutes(store: store, deletion: deletion, idleTTL: idleTTL, clock: clocks.wall, trustedProxies: trustedProxies)
-                .register(on: &router, guardedBy: admin)
-            AdminEventsRoute(audit: store.audit).register(on: &router, guardedBy: admin)
-        }
-        ActivityRoute(audit: store.audit, authenticator: authenticator).register(on: &router)
 
         let hasher: PasswordHasher
         do {
@@ -193,16 +167,9 @@ public final class Application: Sendable {
             store: store, hasher: hasher, sessionTTL: Int64(configuration.sessionTTL.components.seconds),
             canDeliverResetCodes: configuration.webhookURL != nil || configuration.smtpURL != nil, emailSuppressed: metrics.emailSuppressed,
             requests: emailRequests, clock: clocks.wall)
-        PasswordRoutes(accounts: passwords, signIn: signIn, authenticator: authenticator, cookies: cookies, trustedProxies: trustedProxies)
-            .register(on: &router, limited: limited)
 
-        if demo, let secret = configuration.webhookSecret {
-            let receiver = DemoWebhookReceiver(secret: secret, clock: clocks.wall)
-            receiver.register(on: &router)
-            demoWebhooks = receiver
-        } else {
-            demoWebhooks = nil
-        }
+        let demoWebhooks = demo ? configuration.webhookSecret.map { DemoWebhookReceiver(secret: $0, clock: clocks.wall) } : nil
+        self.demoWebhooks = demoWebhooks
 
         let signInMode: Pages.SignInMode =
             demo ? .demo(mailboxURL: configuration.appleBaseURL + "/mailbox") : .apple(clientID: configuration.webClientID ?? "", redirectURI: configuration.redirectURI)
@@ -211,25 +178,48 @@ public final class Application: Sendable {
             configuration: configuration, store: store.webSignIns, sessions: sessions, signIn: signIn, cookies: cookies, logger: logger,
             clock: clocks.wall)
         let passwordForms = PasswordForms(accounts: passwords, cookies: cookies, csrf: csrf, trustedProxies: trustedProxies)
-        WebRoutes.register(
-            on: &router,
+
+        let table = Routes(
+            health: HealthAPI(readiness: Readiness(store: store, keys: apple.keys), metricsRegistry: metrics),
+            notifications: NotificationsAPI(processor: notifications),
+            account: AccountAPI(
+                sessions: sessions, replay: store.replay, accounts: store, deletion: deletion, idleTTL: idleTTL, clock: clocks.wall,
+                trustedProxies: trustedProxies),
+            nativeSignIn: NativeSignInAPI(signIn: signIn, cookies: cookies, trustedProxies: trustedProxies),
+            exchange: AppCodeExchangeAPI(
+                store: store, sessionTTL: Int64(configuration.sessionTTL.components.seconds), clock: clocks.wall, trustedProxies: trustedProxies),
+            passwords: PasswordAPI(accounts: passwords, signIn: signIn, clock: clocks.wall, cookies: cookies, trustedProxies: trustedProxies),
+            accessTokens: AccessTokenAPI(
+                issuer: AccessTokenIssuer(
+                    keys: accessTokenKeys, issuer: configuration.publicURL, audience: configuration.accessTokenAudience,
+                    ttl: Int64(configuration.accessTokenTTL.components.seconds)),
+                keys: accessTokenKeys, clock: clocks.wall),
+            admin: configuration.adminToken != nil
+                ? AdminAPI(store: store, deletion: deletion, idleTTL: idleTTL, clock: clocks.wall, trustedProxies: trustedProxies) : nil,
             pages: AccountPages(
                 authenticator: authenticator, sessions: sessions, deletion: deletion, cookies: cookies, csrf: csrf, mode: signInMode,
                 logger: logger, passwordForms: passwordForms, passwords: passwords, webSignIn: webSignIn, trustedProxies: trustedProxies),
-            signIn: webSignIn, passwordForms: passwordForms, limited: limited)
-        // Without admin_token the console does not exist either: every /console path is 404.
-        if let admin {
-            ConsoleRoutes(
-                store: store,
-                gate: ConsoleGate(
-                    sessions: store.consoleSessions, admin: admin, csrf: csrf, publicOrigin: configuration.publicOrigin,
-                    trustedProxies: trustedProxies, clock: clocks.wall),
-                deletion: deletion, keys: apple.keys, webhooksConfigured: webhookDeliverer != nil, mailConfigured: mailDeliverer != nil,
-                idleTTL: idleTTL, clock: clocks.wall
-            ).register(on: &router, limited: limited)
-        }
-
-        routes = router.routes.map { ($0.method.rawValue, $0.pattern) }
+            webSignIn: webSignIn, passwordForms: passwordForms, demoWebhooks: demoWebhooks,
+            activity: ActivityAPI(audit: store.audit),
+            adminEvents: configuration.adminToken != nil ? AdminEventsAPI(audit: store.audit) : nil,
+            console: configuration.adminToken.map { token in
+                ConsoleRoutes(
+                    store: store,
+                    gate: ConsoleGate(
+                        sessions: store.consoleSessions, admin: AdminAuthenticator(token: token), csrf: csrf,
+                        publicOrigin: configuration.publicOrigin, trustedProxies: trustedProxies, clock: clocks.wall),
+                    deletion: deletion, keys: apple.keys,
+                    webhooksConfigured: configuration.webhookURL != nil && configuration.webhookSecret != nil,
+                    mailConfigured: configuration.smtpURL != nil && configuration.emailFrom != nil,
+                    idleTTL: idleTTL, clock: clocks.wall)
+            }
+        ).table
+        routeTable = table
+        let admin = configuration.adminToken.map(AdminAuthenticator.init)
+        let router = Routes.router(
+            table, authenticator: authenticator,
+            rateLimiter: configuration.rateLimit.map { ClientRateLimiter(limit: $0, clock: clocks.monotonic) }, trustedProxies: trustedProxies,
+            admin: admin)
         var http = HTTPServerConfiguration(
             host: configuration.listen.host, port: configuration.listen.port, threads: configuration.threads)
         http.limits.maxBodyBytes = configuration.maxBodyBytes

@@ -1,3 +1,4 @@
+import Accounts
 import Logging
 import SMTP
 import Store

@@ -1,3 +1,4 @@
+import Accounts
 import Logging
 
 /// The transfer commands' log lines (a warning about the data key file, say), written as
