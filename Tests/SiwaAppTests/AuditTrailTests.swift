@@ -325,3 +325,39 @@ import Testing
         }
     }
 }
+
+extension AuditTrailTests {
+    @Test func auditRetentionIs180DaysUnlessSet() throws {
+        #expect(try Configuration.load(file: nil, environment: [:], isTerminal: false).auditRetention == .seconds(180 * 86_400))
+        let set = try Configuration.load(file: nil, environment: ["SIWA_AUDIT_RETENTION": "30d"], isTerminal: false)
+        #expect(set.auditRetention == .seconds(30 * 86_400))
+        #expect(set.summary().contains { $0.key == "audit_retention" && $0.value == "30d" })
+    }
+}
+
+extension AuditTrailTests {
+    /// `siwa-server events`: the same events as `/admin/events`, one line each or as JSON.
+    @Test func theCommandLineListsTheEvents() async throws {
+        try await Self.started(.sqlite) { app, _ in
+            let ada = try await Self.signIn(app, sub: Self.sub(10), nonce: "n-1")
+            _ = try await Self.signIn(app, sub: Self.sub(11), nonce: "n-2")
+            let administration = try UserAdministration.open(app.configuration, json: false, logger: Logger(label: "test"), clock: app.clock!.read)
+            defer { administration.close() }
+            let text = try await administration.events(userID: ada.userID, typePrefix: "sign_in.", since: "1h", limit: 10)
+            #expect(text.exitCode == 0)
+            let lines = text.text.split(separator: "\n")
+            #expect(lines.count == 1)
+            #expect(lines.first?.contains("sign_in.succeeded  \(ada.userID)  user  \(Self.client)  {\"method\":\"apple\",\"created\":true}") == true)
+            let asJSON = try UserAdministration.open(app.configuration, json: true, logger: Logger(label: "test"))
+            defer { asJSON.close() }
+            let json = try await asJSON.events(userID: nil, typePrefix: nil, since: nil, limit: 3)
+            let page = try #require(try JSONParser.parse(json.text).object)
+            #expect(page["events"]?.array?.count == 3)
+            #expect(page["next_cursor"]?.string != nil)
+            #expect(UserAdministration.problem(eventLimit: 0, since: nil) != nil)
+            #expect(UserAdministration.problem(eventLimit: 10, since: "last week") != nil)
+            #expect(UserAdministration.problem(eventLimit: 10, since: "2026-11-22T10:00:00Z") == nil)
+            #expect(UserAdministration.since("2h", now: 10_000) == 2_800)
+        }
+    }
+}

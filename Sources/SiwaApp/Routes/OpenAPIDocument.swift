@@ -338,6 +338,22 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/api/account/activity": {
+          "get": {
+            "tags": ["account"], "operationId": "accountActivity",
+            "summary": "The signed-in user's own audit events, newest first: sign-ins, changes to the account, sessions ended, Apple's notifications, operators' actions.",
+            "security": [{"bearer": []}, {"sessionCookie": []}],
+            "parameters": [
+              {"name": "limit", "in": "query", "description": "Events per page.", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
+              {"$ref": "#/components/parameters/EventCursor"}
+            ],
+            "responses": {
+              "200": {"description": "A page.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EventList"}}}},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/Unauthenticated"}
+            }
+          }
+        },
         "/api/sessions/{id}": {
           "delete": {
             "tags": ["account"], "operationId": "endSession", "summary": "Ends one of the user's own sessions.",
@@ -487,6 +503,25 @@ enum OpenAPIDocument {
               "401": {"$ref": "#/components/responses/AdminUnauthenticated"},
               "404": {"$ref": "#/components/responses/UserNotFound"},
               "500": {"$ref": "#/components/responses/InternalError"}
+            }
+          }
+        },
+        "/admin/events": {
+          "get": {
+            "tags": ["admin"], "operationId": "adminEvents", "summary": "Every user's audit events, newest first, filtered.",
+            "security": [{"adminToken": []}],
+            "parameters": [
+              {"name": "user_id", "in": "query", "description": "Only this user's events.", "schema": {"type": "string"}},
+              {"name": "type", "in": "query", "description": "Only types that start with this (sign_in. gives sign_in.succeeded and sign_in.failed).", "schema": {"type": "string"}},
+              {"name": "since", "in": "query", "description": "Only events at or after this time.", "schema": {"type": "string", "format": "date-time"}},
+              {"name": "until", "in": "query", "description": "Only events before this time.", "schema": {"type": "string", "format": "date-time"}},
+              {"name": "limit", "in": "query", "description": "Events per page.", "schema": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50}},
+              {"$ref": "#/components/parameters/EventCursor"}
+            ],
+            "responses": {
+              "200": {"description": "A page.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EventList"}}}},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/AdminUnauthenticated"}
             }
           }
         },
@@ -736,6 +771,7 @@ enum OpenAPIDocument {
         },
         "parameters": {
           "UserID": {"name": "id", "in": "path", "required": true, "description": "The user's id (usr_…).", "schema": {"type": "string"}},
+          "EventCursor": {"name": "cursor", "in": "query", "description": "next_cursor of the previous page, as it was given; pages stay true while events are written.", "schema": {"type": "string"}},
           "PageLanguage": {"name": "lang", "in": "query", "description": "The page's language, en or ko; without it (or with another value) the Accept-Language header chooses, else en. The page's forms and links keep it.", "schema": {"type": "string"}}
         },
         "requestBodies": {
@@ -918,6 +954,27 @@ enum OpenAPIDocument {
                   ]
                 }
               }
+            }
+          },
+          "Event": {
+            "type": "object", "required": ["id", "at", "type", "user_id", "session_id", "actor", "ip", "user_agent", "detail"],
+            "properties": {
+              "id": {"type": "string", "description": "evt_ and 32 hex digits."},
+              "at": {"type": "string", "format": "date-time"},
+              "type": {"type": "string", "description": "user.created, sign_in.succeeded, session.ended, apple.consent_revoked, … (docs/reference/http-api.md lists them)."},
+              "user_id": {"type": ["string", "null"]},
+              "session_id": {"type": ["string", "null"]},
+              "actor": {"enum": ["user", "apple", "admin", "system"]},
+              "ip": {"type": ["string", "null"], "description": "The client's address, after trusted_proxies."},
+              "user_agent": {"type": ["string", "null"], "description": "At most 256 bytes of UTF-8."},
+              "detail": {"type": "object", "description": "What the type says more (method, reason, fields); never a secret."}
+            }
+          },
+          "EventList": {
+            "type": "object", "required": ["events", "next_cursor"],
+            "properties": {
+              "events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}},
+              "next_cursor": {"type": ["string", "null"], "description": "Pass as cursor for the next page; null on the last page."}
             }
           },
           "UserList": {
