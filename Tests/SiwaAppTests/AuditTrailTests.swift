@@ -361,3 +361,51 @@ extension AuditTrailTests {
         }
     }
 }
+
+// MARK: - Sessions know where they came from
+
+extension AuditTrailTests {
+    @Test(arguments: DatabaseEngine.available)
+    func sessionsShowHowAndFromWhereTheyWereMade(_ engine: DatabaseEngine) async throws {
+        try await Self.started(engine) { app, _ in
+            let ada = try await Self.signIn(app, sub: Self.sub(12), nonce: "n-1")
+            let listed = try #require(try await app.send(.get, "/api/sessions", bearer: ada.token).json?["sessions"]?.array?.first?.object)
+            #expect(listed["method"]?.string == "apple")
+            #expect(listed["ip"]?.string == Self.client)
+            #expect(listed["user_agent"]?.string == Self.userAgent)
+            let shown = try #require(try await app.send(.get, "/admin/users/" + ada.userID, bearer: Self.adminToken).json?["sessions"]?.array?.first?.object)
+            #expect(shown["method"] == listed["method"] && shown["ip"] == listed["ip"] && shown["user_agent"] == listed["user_agent"])
+            let page = try await app.send(.get, "/account", bearer: ada.token)
+            #expect(page.status == 200)
+            #expect(page.body.contains("Sign in with Apple · \(Self.client)") && page.body.contains(Self.userAgent))
+            // A session made before sessions knew, or without a request, shows nulls.
+            let older = try await app.session(sub: Self.sub(13))
+            let bare = try #require(try await app.send(.get, "/api/sessions", bearer: older).json?["sessions"]?.array?.first?.object)
+            #expect(bare["method"] == .null && bare["ip"] == .null && bare["user_agent"] == .null)
+        }
+    }
+
+    @Test func sessionWebhooksSayWhenSessionsAreMadeAndEnded() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        try await withApp(configure: {
+            Self.configure(&$0)
+            $0.webhookURL = receiver.url
+            $0.webhookSecret = receiver.secretBytes
+        }) { app in
+            try await app.waitUntilReady()
+            let ada = try await Self.signIn(app, sub: Self.sub(14), nonce: "n-1")
+            #expect(try await app.send(.post, "/api/logout", bearer: ada.token).status == 204)
+            #expect(await receiver.wait { $0.contains { $0.type == "session.ended" } })
+            let sessions = receiver.deliveries.filter { $0.type.hasPrefix("session.") }
+            #expect(sessions.map(\.type) == ["session.created", "session.ended"])
+            let created = try #require(sessions.first?.json?["data"] as? [String: Any])
+            let ended = try #require(sessions.last?.json?["data"] as? [String: Any])
+            #expect(Set(created.keys) == ["id", "user_id", "method", "device_name"])
+            #expect(created["user_id"] as? String == ada.userID && created["method"] as? String == "apple")
+            #expect(Set(ended.keys) == ["id", "user_id", "reason"])
+            #expect(ended["id"] as? String == created["id"] as? String && ended["reason"] as? String == "logout")
+            #expect(sessions.allSatisfy { $0.signatureVerifies })
+        }
+    }
+}

@@ -330,7 +330,7 @@ enum OpenAPIDocument {
         },
         "/api/sessions": {
           "get": {
-            "tags": ["account"], "operationId": "listSessions", "summary": "The user's live sessions, newest first.",
+            "tags": ["account"], "operationId": "listSessions", "summary": "The user's live sessions, newest first, each with the method, ip and user_agent of the sign-in that made it.",
             "security": [{"bearer": []}, {"sessionCookie": []}],
             "responses": {
               "200": {"description": "The sessions.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionList"}}}},
@@ -933,13 +933,16 @@ enum OpenAPIDocument {
             }
           },
           "Session": {
-            "type": "object", "required": ["id", "created_at", "last_seen_at", "expires_at", "device_name"],
+            "type": "object", "required": ["id", "created_at", "last_seen_at", "expires_at", "device_name", "method", "ip", "user_agent"],
             "properties": {
               "id": {"type": "string"},
               "created_at": {"type": "string", "format": "date-time"},
               "last_seen_at": {"type": "string", "format": "date-time"},
               "expires_at": {"type": "string", "format": "date-time"},
-              "device_name": {"type": ["string", "null"]}
+              "device_name": {"type": ["string", "null"]},
+              "method": {"enum": ["apple", "password", "upgrade", "exchange", "web", null], "description": "How the session was made; null for sessions made before sessions knew."},
+              "ip": {"type": ["string", "null"], "description": "The client address of the request that made it, after trusted_proxies."},
+              "user_agent": {"type": ["string", "null"], "description": "That request's User-Agent, at most 256 bytes of UTF-8."}
             }
           },
           "SessionList": {
