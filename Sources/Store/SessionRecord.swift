@@ -9,6 +9,9 @@ public struct SessionRecord: Sendable, Equatable {
     public var lastSeenAt: Int64
     /// The absolute expiry.
     public var expiresAt: Int64
+    /// How and from where it was made; read by listings only (nil elsewhere, and for sessions
+    /// made before sessions knew).
+    public var origin: SessionOrigin?
 
     /// The `sessions` columns, aliased so a join with `users` has no clashing names.
     static let columns = """

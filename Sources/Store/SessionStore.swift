@@ -8,10 +8,13 @@ public struct SessionStore: Sendable {
     let engine: any StoreEngine
     /// Internal, not private: tests wait for PostgreSQL's cache to listen.
     let caching: any SessionCaching
+    /// Where ended sessions' webhook events go (`session.ended`).
+    let outbox: WebhookOutbox?
 
-    init(engine: any StoreEngine, caching: any SessionCaching) {
+    init(engine: any StoreEngine, caching: any SessionCaching, outbox: WebhookOutbox? = nil) {
         self.engine = engine
         self.caching = caching
+        self.outbox = outbox
     }
 
     /// Token bytes before encoding: 256 bits (docs/reference/http-api.md).
@@ -31,19 +34,31 @@ public struct SessionStore: Sendable {
     package static func create(
         in connection: any SQLConnection, userID: String, deviceName: String?, now: Int64, ttl: Int64
     ) throws -> NewSession {
+        try create(in: connection, userID: userID, deviceName: deviceName, now: now, ttl: ttl, origin: nil, outbox: nil)
+    }
+
+    /// With `origin`, the same INSERT keeps how and from where, and `outbox` gets
+    /// `session.created`.
+    static func create(
+        in connection: any SQLConnection, userID: String, deviceName: String?, now: Int64, ttl: Int64, origin: SessionOrigin?,
+        outbox: WebhookOutbox?
+    ) throws -> NewSession {
         let secret = SecureRandom.bytes(tokenBytes)
-        let record = SessionRecord(
+        var record = SessionRecord(
             id: RecordID.make(prefix: "ses_"), userID: userID, deviceName: deviceName.flatMap { $0.isEmpty ? nil : $0 },
             createdAt: now, lastSeenAt: now, expiresAt: now + ttl
         )
+        record.origin = origin
         try connection.run(
             """
-            INSERT INTO sessions(id, user_id, token_hash, device_name, created_at, last_seen_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO sessions(id, user_id, token_hash, device_name, created_at, last_seen_at, expires_at, method, ip, user_agent)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [.text(record.id), .text(userID), .blob(SHA256.hash(secret)), record.deviceName.map(SQLValue.text) ?? .null,
-             .integer(now), .integer(now), .integer(record.expiresAt)]
+             .integer(now), .integer(now), .integer(record.expiresAt), origin.map { .text($0.method.rawValue) } ?? .null,
+             origin?.ip.map(SQLValue.text) ?? .null, origin?.userAgent.map(SQLValue.text) ?? .null]
         )
+        if let outbox, let origin { try outbox.append(.sessionCreated, .sessionCreated(record, method: origin.method), now: now, in: connection) }
         return NewSession(token: Base64.url.encode(secret), record: record)
     }
 
@@ -117,12 +132,16 @@ public struct SessionStore: Sendable {
         try await engine.read { connection in
             try connection.query(
                 """
-                SELECT \(SessionRecord.columns) FROM sessions s
+                SELECT \(SessionRecord.columns), \(SessionOrigin.columns) FROM sessions s
                 WHERE s.user_id = ? AND s.expires_at > ? AND s.last_seen_at > ?
                 ORDER BY s.created_at DESC, s.id
                 """,
                 [.text(userID), .integer(now), .integer(idleTTL.map { now - $0 } ?? Int64.min)]
-            ).map(SessionRecord.init)
+            ).map { row in
+                var record = try SessionRecord(row: row)
+                record.origin = try SessionOrigin(row: row)
+                return record
+            }
         }
     }
 

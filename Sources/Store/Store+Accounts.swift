@@ -65,7 +65,7 @@ extension Store {
             }
             // Sessions first, each recorded; stored tokens go with the user (ON DELETE CASCADE).
             try SessionStore.endAll(
-                userID: userID, reason: reason == .admin ? .admin : .accountDeleted, context: audit, now: now, in: connection)
+                userID: userID, reason: reason == .admin ? .admin : .accountDeleted, context: audit, now: now, outbox: outbox, in: connection)
             _ = try UserStore.delete(in: connection, userID: userID)
             try outbox.append(.userDeleted, .deleted(user, reason: reason), now: now, in: connection)
             try AuditTrail.record(.userDeleted, userID: userID, detail: AuditTrail.detail(["reason": reason.rawValue]), context: audit, now: now, in: connection)
@@ -121,7 +121,7 @@ extension Store {
             }
         case .accountDeleted:
             // Apple has already invalidated the tokens: nothing to revoke, only to forget.
-            try SessionStore.endAll(userID: user.id, reason: .appleAccountDeleted, context: audit, now: now, in: connection)
+            try SessionStore.endAll(userID: user.id, reason: .appleAccountDeleted, context: audit, now: now, outbox: outbox, in: connection)
             if try UserStore.delete(in: connection, userID: user.id) {
                 try outbox.append(.userDeleted, .deleted(user, reason: .appleAccountDeleted), now: now, in: connection)
                 try AuditTrail.record(.appleAccountDeleted, userID: user.id, context: audit, now: now, in: connection)
@@ -142,7 +142,7 @@ extension Store {
         _ user: UserRecord, reason: SessionEndReason, context: AuditContext, now: Int64, outbox: WebhookOutbox, in connection: any SQLConnection
     ) throws -> Bool {
         // The sessions end here, each recorded, before the mark (which then finds none).
-        let ended = try SessionStore.endAll(userID: user.id, reason: reason, context: context, now: now, in: connection)
+        let ended = try SessionStore.endAll(userID: user.id, reason: reason, context: context, now: now, outbox: outbox, in: connection)
         guard try UserStore.markRevoked(in: connection, userID: user.id, now: now) || ended > 0 else { return false }
         if let after = try UserStore.user(id: user.id, in: connection) {
             try outbox.append(.userConsentRevoked, .user(after), now: now, in: connection)

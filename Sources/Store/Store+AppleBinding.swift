@@ -88,7 +88,9 @@ extension Store {
                     try Self.noticeSecurityChange("apple_linked", user: after, device: device, now: now, outbox: outbox, in: connection)
                 }
                 let session = binding.makesSession
-                    ? try SessionStore.create(in: connection, userID: binding.userID, deviceName: write.deviceName, now: now, ttl: write.sessionTTL)
+                    ? try SessionStore.create(
+                        in: connection, userID: binding.userID, deviceName: write.deviceName, now: now, ttl: write.sessionTTL,
+                        origin: SessionOrigin(method: .upgrade, write.audit), outbox: outbox)
                     : nil
                 if let session {
                     try AuditTrail.recordSignIn(binding.userID, session: session.record.id, method: .upgrade, created: false, context: audit, now: now, in: connection)

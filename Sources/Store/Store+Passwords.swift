@@ -193,7 +193,9 @@ extension Store {
                 try outbox.append(.userCreated, .user(user), now: now, in: connection)
                 try AuditTrail.record(.userCreated, userID: id, detail: AuditTrail.detail(["method": "password"]), context: signUp.audit, now: now, in: connection)
                 let sent = try Self.issue(signUp.verification, userID: id, email: normalized, now: now, outbox: outbox, in: connection)
-                let session = try SessionStore.create(in: connection, userID: id, deviceName: signUp.deviceName, now: now, ttl: signUp.sessionTTL)
+                let session = try SessionStore.create(
+                    in: connection, userID: id, deviceName: signUp.deviceName, now: now, ttl: signUp.sessionTTL,
+                    origin: SessionOrigin(method: .password, signUp.audit), outbox: outbox)
                 try AuditTrail.recordSignIn(id, session: session.record.id, method: .password, created: true, context: signUp.audit, now: now, in: connection)
                 return SignedIn(user: user, session: session, created: true, verification: sent)
             }
@@ -207,7 +209,8 @@ extension Store {
         userID: String, checkedHash: String, rehash: String?, attempts: PasswordAttempts.Keys, deviceName: String?, sessionTTL: Int64,
         now: Int64, audit: AuditContext = AuditContext(actor: .user)
     ) async throws -> SignedIn {
-        try await engine.write { connection in
+        let outbox = self.outbox
+        return try await engine.write { connection in
             guard try Self.credential(userID: userID, in: connection)?.hash == checkedHash else { throw PasswordAccountConflict.passwordChanged }
             if let rehash {
                 try connection.run(
@@ -215,7 +218,9 @@ extension Store {
             }
             try PasswordAttempts.release(attempts, in: connection)
             let user = try Self.existingUser(userID, in: connection)
-            let session = try SessionStore.create(in: connection, userID: userID, deviceName: deviceName, now: now, ttl: sessionTTL)
+            let session = try SessionStore.create(
+                in: connection, userID: userID, deviceName: deviceName, now: now, ttl: sessionTTL, origin: SessionOrigin(method: .password, audit),
+                outbox: outbox)
             try AuditTrail.recordSignIn(userID, session: session.record.id, method: .password, created: false, context: audit, now: now, in: connection)
             return SignedIn(user: user, session: session, created: false)
         }
@@ -259,7 +264,7 @@ extension Store {
                 let after = try Self.existingUser(userID, in: connection)
                 try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
                 try AuditTrail.record(before.hasPassword ? .passwordChanged : .passwordSet, userID: userID, context: audit, now: now, in: connection)
-                try AuditTrail.recordEnded(ended, userID: userID, reason: .passwordChanged, context: audit, now: now, in: connection)
+                try AuditTrail.recordEnded(ended, userID: userID, reason: .passwordChanged, context: audit, now: now, outbox: outbox, in: connection)
                 try Self.noticeSecurityChange(
                     before.hasPassword ? "password_changed" : "password_set", user: after,
                     device: try Self.deviceName(sessionID: keptSessionID, in: connection), now: now, outbox: outbox, in: connection)
@@ -334,7 +339,7 @@ extension Store {
             let after = try Self.existingUser(userID, in: connection)
             try outbox.appendIfChanged(from: before, to: after, now: now, in: connection)
             try AuditTrail.record(.passwordReset, userID: userID, context: audit, now: now, in: connection)
-            try AuditTrail.recordEnded(ended, userID: userID, reason: .passwordReset, context: audit, now: now, in: connection)
+            try AuditTrail.recordEnded(ended, userID: userID, reason: .passwordReset, context: audit, now: now, outbox: outbox, in: connection)
             try Self.noticeSecurityChange("password_reset", user: after, device: nil, now: now, outbox: outbox, in: connection)
             return after
         }

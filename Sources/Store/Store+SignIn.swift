@@ -94,7 +94,9 @@ extension Store {
         return try await Self.mappingReplay {
             try await engine.write { connection in
                 let (user, created) = try Self.commitSignIn(write, now: now, vault: vault, outbox: outbox, in: connection)
-                let session = try SessionStore.create(in: connection, userID: user.id, deviceName: write.deviceName, now: now, ttl: write.sessionTTL)
+                let session = try SessionStore.create(
+                    in: connection, userID: user.id, deviceName: write.deviceName, now: now, ttl: write.sessionTTL,
+                    origin: SessionOrigin(method: write.method, write.audit), outbox: outbox)
                 try AuditTrail.recordSignIn(user.id, session: session.record.id, method: write.method, created: created, context: write.audit, now: now, in: connection)
                 return SignedIn(user: user, session: session, created: created)
             }
@@ -124,13 +126,16 @@ extension Store {
         codeHash: [UInt8], verifies: @escaping @Sendable (_ challenge: String) -> Bool, deviceName: String?, sessionTTL: Int64, now: Int64,
         audit: AuditContext = AuditContext(actor: .user)
     ) async throws -> SignedIn? {
-        try await engine.write { connection -> SignedIn? in
+        let outbox = self.outbox
+        return try await engine.write { connection -> SignedIn? in
             guard let row = try connection.queryOne(
                 "DELETE FROM app_return_codes WHERE code_hash = ? RETURNING user_id, code_challenge, created, expires_at", [.blob(codeHash)]),
                 try row.int64("expires_at") > now, verifies(try row.string("code_challenge")),
                 let user = try UserStore.user(id: try row.string("user_id"), in: connection)
             else { return nil }
-            let session = try SessionStore.create(in: connection, userID: user.id, deviceName: deviceName, now: now, ttl: sessionTTL)
+            let session = try SessionStore.create(
+                in: connection, userID: user.id, deviceName: deviceName, now: now, ttl: sessionTTL, origin: SessionOrigin(method: .exchange, audit),
+                outbox: outbox)
             let created = try row.int64("created") != 0
             try AuditTrail.recordSignIn(user.id, session: session.record.id, method: .exchange, created: created, context: audit, now: now, in: connection)
             return SignedIn(user: user, session: session, created: created)

@@ -44,7 +44,7 @@ public final class Store: Sendable {
         vault = try AppleTokenVault(engine: engine, key: dataKey)
         revocations = try RevocationQueue(engine: engine, key: dataKey)
         users = UserStore(engine: engine)
-        sessions = SessionStore(engine: engine, caching: engine.sessionCaching)
+        sessions = SessionStore(engine: engine, caching: engine.sessionCaching, outbox: outbox)
         replay = ReplayGuard(engine: engine)
         pendingProfiles = PendingProfileStore(engine: engine)
         webSignIns = WebSignInStore(engine: engine)

@@ -9,6 +9,8 @@ public enum WebhookEventType: String, Sendable, CaseIterable {
     case userDeleted = "user.deleted"
     case userPasswordResetRequested = "user.password_reset_requested"
     case userEmailVerificationRequested = "user.email_verification_requested"
+    case sessionCreated = "session.created"
+    case sessionEnded = "session.ended"
 }
 
 /// Why a user was deleted, as `user.deleted` reports it.
@@ -28,6 +30,10 @@ public enum WebhookEventData: Sendable {
     case passwordResetRequested(userID: String, email: String, code: String, expiresAt: Int64)
     /// docs/guides/passwords-and-email.md: likewise a code that proves the email.
     case emailVerificationRequested(userID: String, email: String, code: String, expiresAt: Int64)
+    /// A session made, and how.
+    case sessionCreated(SessionRecord, method: SignInMethod)
+    /// A session ended, and why (sessions that merely expire are not reported).
+    case sessionEnded(id: String, userID: String, reason: SessionEndReason)
 }
 
 /// Turns an event into the body the receiver gets (`{"type","timestamp","data"}`). The
@@ -35,8 +41,14 @@ public enum WebhookEventData: Sendable {
 /// the bytes, so every retry sends (and signs) exactly the same body.
 public struct WebhookEventRenderer: Sendable {
     public let body: @Sendable (_ type: WebhookEventType, _ data: WebhookEventData, _ now: Int64) -> String
+    /// Whether `session.created` and `session.ended` are emitted: the application's renderer
+    /// asks for them; a renderer that only knows users' events gets only those.
+    public let includesSessions: Bool
 
-    public init(body: @escaping @Sendable (_ type: WebhookEventType, _ data: WebhookEventData, _ now: Int64) -> String) {
+    public init(
+        includesSessions: Bool = false, body: @escaping @Sendable (_ type: WebhookEventType, _ data: WebhookEventData, _ now: Int64) -> String
+    ) {
+        self.includesSessions = includesSessions
         self.body = body
     }
 }
@@ -55,12 +67,18 @@ struct WebhookOutbox: Sendable {
     /// Appends one event for `data`'s user, due at once.
     func append(_ type: WebhookEventType, _ data: WebhookEventData, now: Int64, in connection: any SQLConnection) throws {
         guard let renderer else { return }
+        if case .sessionCreated = data, !renderer.includesSessions { return }
+        if case .sessionEnded = data, !renderer.includesSessions { return }
         let id = RecordID.make(prefix: "msg_")
         let userID: String
         var body = renderer.body(type, data, now)
         switch data {
         case .user(let user), .deleted(let user, _):
             userID = user.id
+        case .sessionCreated(let session, _):
+            userID = session.userID
+        case .sessionEnded(_, let user, _):
+            userID = user
         case .passwordResetRequested(let user, _, _, _), .emailVerificationRequested(let user, _, _, _):
             userID = user
             body = try WebhookBodySeal.seal(body, id: id, with: cipher)

@@ -527,6 +527,8 @@ struct InvalidSetting: Sendable, CustomTestStringConvertible {
         .init("smtp_ca_file", "/nonexistent/siwa/smtp-ca.pem"),
         .init("email_retention", "0"),
         .init("email_retention", "a while"),
+        .init("audit_retention", "0"),
+        .init("audit_retention", "forever"),
     ]
 
     /// docs/guides/passwords-and-email.md: the mail settings as typed values; the password only ever shown masked.

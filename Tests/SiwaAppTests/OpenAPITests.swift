@@ -65,7 +65,7 @@ import Testing
                 }
             }
         }
-        #expect(adminOperations == 5)
+        #expect(adminOperations == 6)
     }
 
     @Test func everyReferenceResolves() throws {

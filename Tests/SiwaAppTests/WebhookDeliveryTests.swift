@@ -179,8 +179,8 @@ struct WebhookDeliveryTests {
         #expect(try await fixture.deleteAccount(session: session) == 202)
 
         #expect(try await fixture.waitUntilQueueIsEmpty())
-        #expect(await fixture.receiver.wait { $0.count == 2 })
-        #expect(fixture.receiver.deliveries.map(\.type) == ["user.created", "user.deleted"])
+        #expect(await fixture.receiver.wait { $0.count == 4 })
+        #expect(fixture.receiver.deliveries.map(\.type) == ["user.created", "session.created", "session.ended", "user.deleted"])
         #expect(fixture.receiver.deliveries.allSatisfy { $0.accepted })
         #expect(try await fixture.store.webhooks.failed().isEmpty)
         await fixture.stop()
@@ -212,7 +212,7 @@ struct WebhookDeliveryTests {
         #expect(await fixture.receiver.wait { deliveries in
             deliveries.filter { $0.userID == bob.id && $0.accepted }.count == 2 && deliveries.contains { $0.userID == ada.id }
         })
-        #expect(try await fixture.waitUntilQueueHolds(4), "Ada's four events wait")
+        #expect(try await fixture.waitUntilQueueHolds(5), "Ada's four events and her session.created wait")
         #expect(try await fixture.waitForMetric(#"siwa_webhook_deliveries_total{type="user.created",outcome="retry"} 1"#))
         #expect(try await fixture.store.webhooks.hasDue(now: t) == false, "nothing to claim until the clock reaches Ada's retry")
         #expect(try await fixture.store.webhooks.hasDue(now: t + 12), "…which is due within webhook_backoff + 20 %")
@@ -247,15 +247,17 @@ struct WebhookDeliveryTests {
             #expect(fixture.receiver.deliveries.count == attempt, "nothing more before the clock moves")
             clock.advance(by: base * 12 / 10)
         }
-        #expect(await fixture.receiver.wait { $0.count == 4 })
+        #expect(await fixture.receiver.wait { $0.count == 5 })
         #expect(try await fixture.waitUntilQueueIsEmpty())
-        let deliveries = fixture.receiver.deliveries
+        // The session's event follows its user's, once that is delivered.
+        #expect(fixture.receiver.deliveries.last?.type == "session.created")
+        let deliveries = fixture.receiver.deliveries.filter { $0.type == "user.created" }
         #expect(deliveries.map(\.answer) == [.status(500), .status(500), .status(500), .status(200)])
         #expect(Set(deliveries.map(\.id)).count == 1)
         #expect(Set(deliveries.map(\.body)).count == 1, "every retry sends the same body")
         #expect(deliveries.map { $0.timestamp ?? 0 } == [t0, t0 + 12, t0 + 36, t0 + 84])
         #expect(deliveries.allSatisfy { $0.signatureVerifies })
-        if PythonTools.testsEnabled { #expect(try await fixture.receiver.verifyWithStandardWebhooks(anyTimestamp: true) == 4) }
+        if PythonTools.testsEnabled { #expect(try await fixture.receiver.verifyWithStandardWebhooks(anyTimestamp: true) == 5) }
 
         // Done: however far the clock moves, nothing more is sent.
         clock.advance(by: 86_400)
@@ -264,7 +266,7 @@ struct WebhookDeliveryTests {
         #expect(try await fixture.waitForMetric(#"siwa_webhook_deliveries_total{type="user.created",outcome="delivered"} 1"#))
         let metrics = try await fixture.metrics()
         #expect(metrics.contains(#"siwa_webhook_deliveries_total{type="user.created",outcome="retry"} 3"#))
-        #expect(fixture.receiver.deliveries.count == 4)
+        #expect(fixture.receiver.deliveries.count == 5)
         await fixture.stop()
     }
 
@@ -363,12 +365,12 @@ struct WebhookDeliveryTests {
             }
             expected[user.id] = values
         }
-        #expect(await receiver.wait(seconds: 60) { $0.count >= 60 })
+        #expect(await receiver.wait(seconds: 60) { $0.count >= 72 })
         #expect(try await a.waitUntilQueueIsEmpty())
         await a.harness.stop()
         await b.harness.stop()
         let deliveries = receiver.deliveries
-        #expect(deliveries.count == 60, "12 users × 5 events, each once")
+        #expect(deliveries.count == 72, "12 users × 5 events and a session.created, each once")
         #expect(Set(deliveries.map(\.id)).count == deliveries.count)
         for (user, values) in expected {
             let received = deliveries.filter { $0.userID == user }.map { ($0.json?["data"] as? [String: Any])?["external_id"] as? String ?? "-" }

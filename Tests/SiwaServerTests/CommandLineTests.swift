@@ -19,7 +19,7 @@ import Testing
     @Test(arguments: [
         [], ["serve"], ["migrate"], ["check-config"], ["doctor"], ["client-secret"], ["verify-token"], ["apple-sim"],
         ["webhooks"], ["webhooks", "failed"], ["webhooks", "retry"], ["users"], ["rotate-signing-key"],
-        ["transfer"], ["transfer", "export"], ["transfer", "import"], ["transfer", "status"],
+        ["transfer"], ["transfer", "export"], ["transfer", "import"], ["transfer", "status"], ["events"],
     ])
     func helpWorksOnEveryCommand(_ command: [String]) async throws {
         let result = try await ServerProcess.run(command + ["--help"])

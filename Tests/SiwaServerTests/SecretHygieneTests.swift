@@ -243,7 +243,16 @@ import TestSupport
         // of its PEM may appear anywhere.
         let database = try Database(path: server.folder + "/data/siwa.sqlite3", readers: 1)
         let rows = try database.read { try $0.query("SELECT kid, private_key FROM signing_keys") }
+        // The audit trail, every column of every row, as text: it records every flow above.
+        let events = try database.read {
+            try $0.query("SELECT id, type, coalesce(user_id, ''), coalesce(session_id, ''), actor, coalesce(ip, ''), coalesce(user_agent, ''), detail FROM events")
+                .map { row in try (0..<8).map { try row.string($0) }.joined(separator: " ") }
+        }
         database.close()
+        let eventsText = events.joined(separator: "\n")
+        for type in ["sign_in.succeeded", "sign_in.failed", "password.reset", "session.ended", "user.deleted", "apple_id.linked"] {
+            #expect(eventsText.contains(type), "the events table has no \(type)")
+        }
         #expect(rows.count == 1)
         let sealer = try AESGCM(key: [UInt8](try #require(Data(base64Encoded: dataKey))))
         for row in rows {
@@ -261,7 +270,7 @@ import TestSupport
         #expect(logs.contains("/api/auth/apple") && logs.contains("/auth/apple/callback") && logs.contains("/apple/notifications"))
         #expect(logs.contains("/api/token") && logs.contains("created the access-token signing key"))
         #expect(logs.contains("/api/auth/password/reset") && logs.contains("/api/auth/apple/upgrade"))
-        let haystacks = [("logs", logs), ("/metrics", metrics)] + errorBodies.map { ("error body of \($0.what)", $0.body) }
+        let haystacks = [("logs", logs), ("/metrics", metrics), ("the events table", eventsText)] + errorBodies.map { ("error body of \($0.what)", $0.body) }
         #expect(logs.contains("webhook delivered"))
         for delivery in deliveries {
             #expect(!logs.contains(delivery.body), "the body of \(delivery.type) appears in the logs")

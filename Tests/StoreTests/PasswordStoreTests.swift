@@ -17,6 +17,8 @@ struct PasswordStoreTests {
         case .deleted(let user, let reason): "\(type.rawValue) \(user.id) \(reason.rawValue) @\(now)"
         case .passwordResetRequested(let id, let email, let code, let expiresAt), .emailVerificationRequested(let id, let email, let code, let expiresAt):
             "\(type.rawValue) \(id) \(email) \(code) \(expiresAt) @\(now)"
+        case .sessionCreated(let session, let method): "\(type.rawValue) \(session.userID) \(method.rawValue) @\(now)"
+        case .sessionEnded(_, let userID, let reason): "\(type.rawValue) \(userID) \(reason.rawValue) @\(now)"
         }
     }
 

@@ -18,6 +18,8 @@ struct TeamTransferStoreTests {
         case .user(let user): "\(type.rawValue) \(user.id) \(user.appleSub ?? "-") \(user.email ?? "-") @\(now)"
         case .deleted(let user, let reason): "\(type.rawValue) \(user.id) \(reason.rawValue) @\(now)"
         case .passwordResetRequested(let userID, _, _, _), .emailVerificationRequested(let userID, _, _, _): "\(type.rawValue) \(userID) @\(now)"
+        case .sessionCreated(let session, let method): "\(type.rawValue) \(session.userID) \(method.rawValue) @\(now)"
+        case .sessionEnded(_, let userID, let reason): "\(type.rawValue) \(userID) \(reason.rawValue) @\(now)"
         }
     }
 

@@ -4,7 +4,7 @@ import Store
 /// The body of a webhook event (docs/guides/connecting-your-backend.md): `{"type", "timestamp", "data"}`, rendered once when
 /// the change commits, so every delivery attempt sends and signs the same bytes.
 package enum WebhookEventBody {
-    package static let renderer = WebhookEventRenderer { type, data, now in
+    package static let renderer = WebhookEventRenderer(includesSessions: true) { type, data, now in
         JSONWriter.string(.object(JSONObject([
             ("type", .string(type.rawValue)),
             ("timestamp", .string(RFC3339.format(now))),
@@ -29,6 +29,13 @@ package enum WebhookEventBody {
                 ("id", .string(userID)), ("email", .string(email)), ("code", .string(code)),
                 ("expires_at", .string(RFC3339.format(expiresAt))),
             ]))
+        case .sessionCreated(let session, let method):
+            return .object(JSONObject([
+                ("id", .string(session.id)), ("user_id", .string(session.userID)), ("method", .string(method.rawValue)),
+                ("device_name", session.deviceName.map(JSONValue.string) ?? .null),
+            ]))
+        case .sessionEnded(let id, let userID, let reason):
+            return .object(JSONObject([("id", .string(id)), ("user_id", .string(userID)), ("reason", .string(reason.rawValue))]))
         }
     }
 }

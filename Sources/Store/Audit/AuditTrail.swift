@@ -21,11 +21,14 @@ enum AuditTrail {
              optional(context.userAgent), .text(JSONWriter.string(.object(detail)))])
     }
 
-    /// `session.ended` for each of `sessionIDs`, with `reason`.
+    /// `session.ended` for each of `sessionIDs`, with `reason`: in the audit trail, and as a
+    /// webhook event when `outbox` has a renderer.
     static func recordEnded(
-        _ sessionIDs: [String], userID: String, reason: SessionEndReason, context: AuditContext, now: Int64, in connection: any SQLConnection
+        _ sessionIDs: [String], userID: String, reason: SessionEndReason, context: AuditContext, now: Int64, outbox: WebhookOutbox?,
+        in connection: any SQLConnection
     ) throws {
         for id in sessionIDs {
+            try outbox?.append(.sessionEnded, .sessionEnded(id: id, userID: userID, reason: reason), now: now, in: connection)
             try record(.sessionEnded, userID: userID, sessionID: id, detail: JSONObject([("reason", .string(reason.rawValue))]), context: context, now: now, in: connection)
         }
     }

@@ -12,6 +12,9 @@ enum SessionJSON {
             ("last_seen_at", .string(RFC3339.format(session.lastSeenAt))),
             ("expires_at", .string(RFC3339.format(session.expiresAt))),
             ("device_name", session.deviceName.map(JSONValue.string) ?? .null),
+            ("method", session.origin.map { .string($0.method.rawValue) } ?? .null),
+            ("ip", session.origin?.ip.map(JSONValue.string) ?? .null),
+            ("user_agent", session.origin?.userAgent.map(JSONValue.string) ?? .null),
         ]
         if let current { members.append(("current", .bool(current))) }
         return .object(JSONObject(members))

@@ -21,7 +21,8 @@ enum PageText: String, Sendable, CaseIterable {
     case accountTitle, accountGreeting, accountHello, accountLeadPassword, accountLeadApple, notShared, badgeRelay
     case badgeUnverified, forwardingEnabled, forwardingDisabled, profileHeading, profileName, profileEmail
     case profileForwarding, profileAppleID, profileMemberSince, sessionsHeading, sessionDevice, sessionSignedIn
-    case sessionLastSeen, sessionExpires, sessionUnnamed, sessionThisBrowser, sessionEnd, signOut, endOtherSessions
+    case sessionLastSeen, sessionExpires, sessionFrom, sessionMethodApple, sessionMethodPassword, sessionMethodUpgrade
+    case sessionMethodExchange, sessionMethodWeb, sessionUnnamed, sessionThisBrowser, sessionEnd, signOut, endOtherSessions
     case deleteHeading, deleteExplanation, deleteConfirm, deleteButton
     // What the account page says after a form
     case accountOthersEnded, accountSessionEnded, accountWelcome, accountAppleAdded, accountAppleRemoved

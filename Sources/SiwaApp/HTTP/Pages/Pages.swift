@@ -279,9 +279,22 @@ enum Pages {
                 \(csrfField(csrf))<button class="small" type="submit">\(language.html(current ? .signOut : .sessionEnd))</button></form>
                 """
             let badge = current ? #" <span class="badge">\#(language.html(.sessionThisBrowser))</span>"# : ""
+            // How and from where, so a person can tell a device that is not theirs.
+            let from = session.origin.map { origin in
+                let method: PageText = switch origin.method {
+                case .apple: .sessionMethodApple
+                case .password: .sessionMethodPassword
+                case .upgrade: .sessionMethodUpgrade
+                case .exchange: .sessionMethodExchange
+                case .web: .sessionMethodWeb
+                }
+                let place = language.html(method) + (origin.ip.map { " · " + HTMLText.escape($0) } ?? "")
+                let agent = origin.userAgent.map { #"<br><span class="muted">\#(HTMLText.escape($0))</span>"# } ?? ""
+                return place + agent
+            } ?? "—"
             return """
                 <tr data-session-id="\(HTMLText.escape(session.id))"><td>\(device)\(badge)</td>\
-                <td>\(RFC3339.format(session.createdAt))</td><td>\(RFC3339.format(session.lastSeenAt))</td>\
+                <td class="session-from">\(from)</td><td>\(RFC3339.format(session.createdAt))</td><td>\(RFC3339.format(session.lastSeenAt))</td>\
                 <td>\(RFC3339.format(session.expiresAt))</td><td>\(end)</td></tr>
                 """
         }.joined(separator: "\n")
@@ -308,7 +321,7 @@ enum Pages {
                 <section class="card">
                 <h2>\(language.html(.sessionsHeading))</h2>
                 <table id="sessions">
-                <thead><tr><th>\(language.html(.sessionDevice))</th><th>\(language.html(.sessionSignedIn))</th>\
+                <thead><tr><th>\(language.html(.sessionDevice))</th><th>\(language.html(.sessionFrom))</th><th>\(language.html(.sessionSignedIn))</th>\
                 <th>\(language.html(.sessionLastSeen))</th><th>\(language.html(.sessionExpires))</th><th></th></tr></thead>
                 <tbody>
                 \(rows)

@@ -333,6 +333,8 @@ public enum PostgresSchema {
         // the transaction of the change it records. `seq` orders events of the same second;
         // pages are keyset on (at, seq), by user, by type, or by time alone. `user_id` is text,
         // not a reference: a deleted user's events outlive them until `audit_retention`.
+        // Sessions learn where they came from: the sign-in method, client address and user
+        // agent of the request that made them (null for sessions made before this version).
         Migration(
             version: 14,
             name: "audit_events",
@@ -352,6 +354,9 @@ public enum PostgresSchema {
                 CREATE INDEX events_by_user ON events(user_id, at, seq);
                 CREATE INDEX events_by_type ON events(type, at, seq);
                 CREATE INDEX events_by_time ON events(at, seq);
+                ALTER TABLE sessions ADD COLUMN method TEXT;
+                ALTER TABLE sessions ADD COLUMN ip TEXT;
+                ALTER TABLE sessions ADD COLUMN user_agent TEXT;
                 """
         ),
         // The operators' console sessions (docs/guides/operating.md "Console"): only the SHA-256 of a
