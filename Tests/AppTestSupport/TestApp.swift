@@ -23,15 +23,16 @@ public final class TestApp: Sendable {
     /// The held wall clock, when the test holds one.
     public let clock: HeldClock?
     /// The SQLite database's folder (nil on PostgreSQL), removed at stop.
-    private let folder: String?
+    public let folder: String?
     private let applicationStopped = Mutex(false)
     private let stopped = Mutex(false)
 
     /// The data key a PostgreSQL application seals Apple's tokens with (SQLite makes a key file).
     public static let postgresDataKey = [UInt8](repeating: 7, count: 32)
 
+    /// With `drainsInBackground` false, only a flush (the application's stop) writes lines.
     public init(
-        engine: DatabaseEngine = .sqlite, transport: Transport = .inProcess, clock: HeldClock? = nil,
+        engine: DatabaseEngine = .sqlite, transport: Transport = .inProcess, clock: HeldClock? = nil, drainsInBackground: Bool = true,
         configure: (inout Configuration) -> Void = { _ in }
     ) async throws {
         self.engine = engine
@@ -61,7 +62,7 @@ public final class TestApp: Sendable {
         configure(&configuration)
         let lines = LinesCollector()
         self.lines = lines
-        let sink = LogSink(writer: { bytes in lines.append(bytes) })
+        let sink = LogSink(drainsInBackground: drainsInBackground, writer: { bytes in lines.append(bytes) })
         self.sink = sink
         do {
             application = try Application(
@@ -121,11 +122,16 @@ public final class TestApp: Sendable {
         }
     }
 
+    /// A GET (or `method`) without a body, its headers as a dictionary.
+    public func get(_ target: String, method: HTTPMethod = .get, headers: [String: String] = [:], via: Transport? = nil) async throws -> Reply {
+        try await send(method, target, headers: headers.map { ($0.key, $0.value) }, via: via)
+    }
+
     /// Waits until `/readyz` answers 200 (Apple's keys load in the background); the last answer.
     @discardableResult
     public func waitUntilReady() async throws -> Reply {
         var last = try await send(.get, "/readyz")
-        _ = try await eventually {
+        _ = try await eventually(within: .seconds(60)) {
             last = try await send(.get, "/readyz")
             return last.status == 200
         }

@@ -26,55 +26,55 @@ import Testing
     }
 
     @Test func deletionRevokesAtAppleEndsEverythingAndASignInStartsAfresh() async throws {
-        let fixture = try await NativeSignInTests.Fixture()
-        let sub = NativeSignInTests.sub(20)
-        let (session, userID) = try await Self.signIn(fixture, sub: sub, withCode: true)
-        let reply = try await Self.delete(fixture, session: session)
-        #expect(reply.status == 202)
-        #expect(reply.body == #"{"status":"deleted","apple_revocation":"done"}"#)
-        let revoke = try #require(fixture.simulator.calls.first { $0.endpoint == "revoke" })
-        #expect(revoke.parameters["token_type_hint"] == "refresh_token")
-        #expect(revoke.parameters["client_id"] == Self.app)
-        await #expect(try fixture.harness.get("/api/me", headers: ["Authorization": "Bearer \(session)"]).status == 401)
-        #expect(try fixture.count("users") == 0)
-        #expect(try fixture.count("sessions") == 0)
-        #expect(try fixture.count("apple_tokens") == 0)
-        #expect(try fixture.count("revocations") == 0)
-        let (_, newID) = try await Self.signIn(fixture, sub: sub, withCode: false)
-        #expect(newID != userID)
-        await fixture.stop()
+        try await withFixture(NativeSignInTests.Fixture()) { fixture in
+            let sub = NativeSignInTests.sub(20)
+            let (session, userID) = try await Self.signIn(fixture, sub: sub, withCode: true)
+            let reply = try await Self.delete(fixture, session: session)
+            #expect(reply.status == 202)
+            #expect(reply.body == #"{"status":"deleted","apple_revocation":"done"}"#)
+            let revoke = try #require(fixture.simulator.calls.first { $0.endpoint == "revoke" })
+            #expect(revoke.parameters["token_type_hint"] == "refresh_token")
+            #expect(revoke.parameters["client_id"] == Self.app)
+            await #expect(try fixture.harness.get("/api/me", headers: ["Authorization": "Bearer \(session)"]).status == 401)
+            #expect(try fixture.count("users") == 0)
+            #expect(try fixture.count("sessions") == 0)
+            #expect(try fixture.count("apple_tokens") == 0)
+            #expect(try fixture.count("revocations") == 0)
+            let (_, newID) = try await Self.signIn(fixture, sub: sub, withCode: false)
+            #expect(newID != userID)
+        }
     }
 
     @Test func withNothingToRevokeTheAnswerSaysNone() async throws {
-        let fixture = try await NativeSignInTests.Fixture()
-        let (session, _) = try await Self.signIn(fixture, sub: NativeSignInTests.sub(21), withCode: false)
-        await #expect(try Self.delete(fixture, session: session).body == #"{"status":"deleted","apple_revocation":"none"}"#)
-        #expect(fixture.simulator.calls.filter { $0.endpoint == "revoke" }.isEmpty)
-        await fixture.stop()
+        try await withFixture(NativeSignInTests.Fixture()) { fixture in
+            let (session, _) = try await Self.signIn(fixture, sub: NativeSignInTests.sub(21), withCode: false)
+            await #expect(try Self.delete(fixture, session: session).body == #"{"status":"deleted","apple_revocation":"none"}"#)
+            #expect(fixture.simulator.calls.filter { $0.endpoint == "revoke" }.isEmpty)
+        }
     }
 
     @Test func whileAppleFailsTheRevocationWaitsInTheQueueAndIsRetriedUntilItSucceeds() async throws {
-        let fixture = try await NativeSignInTests.Fixture(configure: {
+        try await withFixture(NativeSignInTests.Fixture(configure: {
             $0.revocationBackoff = .seconds(1)
             $0.revocationBackoffMax = .seconds(2)
-        })
-        let (session, _) = try await Self.signIn(fixture, sub: NativeSignInTests.sub(22), withCode: true)
-        fixture.simulator.injectFault(SimulatorFault(endpoint: .revoke, status: 503, count: 3))
-        let reply = try await Self.delete(fixture, session: session)
-        #expect(reply.body == #"{"status":"deleted","apple_revocation":"pending"}"#)
-        // The account is gone at once, whatever Apple says.
-        #expect(try fixture.count("users") == 0)
-        #expect(try fixture.count("revocations") == 1)
-        #expect(try await eventually(within: .seconds(60)) { try fixture.count("revocations") == 0 })
-        #expect(fixture.simulator.calls.filter { $0.endpoint == "revoke" }.count >= 4)
-        await fixture.stop()
+        })) { fixture in
+            let (session, _) = try await Self.signIn(fixture, sub: NativeSignInTests.sub(22), withCode: true)
+            fixture.simulator.injectFault(SimulatorFault(endpoint: .revoke, status: 503, count: 3))
+            let reply = try await Self.delete(fixture, session: session)
+            #expect(reply.body == #"{"status":"deleted","apple_revocation":"pending"}"#)
+            // The account is gone at once, whatever Apple says.
+            #expect(try fixture.count("users") == 0)
+            #expect(try fixture.count("revocations") == 1)
+            #expect(try await eventually(within: .seconds(60)) { try fixture.count("revocations") == 0 })
+            #expect(fixture.simulator.calls.filter { $0.endpoint == "revoke" }.count >= 4)
+        }
     }
 
     @Test func withoutASessionItIs401AndNothingIsDeleted() async throws {
-        let fixture = try await NativeSignInTests.Fixture()
-        _ = try await Self.signIn(fixture, sub: NativeSignInTests.sub(23), withCode: false)
-        await #expect(try Self.delete(fixture, session: "nope").status == 401)
-        #expect(try fixture.count("users") == 1)
-        await fixture.stop()
+        try await withFixture(NativeSignInTests.Fixture()) { fixture in
+            _ = try await Self.signIn(fixture, sub: NativeSignInTests.sub(23), withCode: false)
+            await #expect(try Self.delete(fixture, session: "nope").status == 401)
+            #expect(try fixture.count("users") == 1)
+        }
     }
 }

@@ -18,7 +18,7 @@ import TestSupport
 
     /// The application on the test harness (`TestApp`), its requests over the socket unless
     /// told otherwise.
-    final class Fixture {
+    final class Fixture: Stoppable {
         let app: TestApp
         /// The name the suites used before `TestApp`: its application, simulator and lines.
         var harness: TestApp { app }

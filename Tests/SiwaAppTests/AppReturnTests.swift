@@ -130,10 +130,10 @@ import WireFormat
     }
 
     @Test func withoutAllowedSchemesAnAppURLIsNotAReturn() async throws {
-        let fixture = try await Fixture()
-        let reply = try await fixture.send("GET", "/auth/apple/login?" + Self.query(returnTo: Self.appURL, challenge: Self.pkce().challenge))
-        #expect(reply.status == 400)
-        await fixture.stop()
+        try await withFixture(Fixture()) { fixture in
+            let reply = try await fixture.send("GET", "/auth/apple/login?" + Self.query(returnTo: Self.appURL, challenge: Self.pkce().challenge))
+            #expect(reply.status == 400)
+        }
     }
 
     @Test func theCodeGoesOnTheAppURLBeforeAnyFragment() {

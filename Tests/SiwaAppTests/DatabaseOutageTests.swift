@@ -34,8 +34,8 @@ struct DatabaseOutageTests {
         var isPage: Bool { head.lowercased().contains("content-type: text/html") }
     }
 
-    final class Fixture {
-        let harness: ApplicationTests.Harness
+    final class Fixture: Stoppable {
+        let harness: TestApp
         let engine: Engine
         /// A cluster of this test's own, for a test that stops it.
         let cluster: PostgresCluster?
@@ -50,7 +50,7 @@ struct DatabaseOutageTests {
             } else {
                 cluster = nil
             }
-            harness = try ApplicationTests.Harness {
+            harness = try await TestApp(transport: .socket) {
                 $0.clientIDs = [DatabaseOutageTests.app, DatabaseOutageTests.web]
                 $0.webClientID = DatabaseOutageTests.web
                 $0.adminToken = DatabaseOutageTests.adminToken
@@ -184,103 +184,103 @@ struct DatabaseOutageTests {
     /// changed, no code went to Apple, and afterwards everything works again.
     @Test(arguments: Engine.available)
     func everyRouteThatNeedsTheDatabaseAnswers503(_ engine: Engine) async throws {
-        let fixture = try await Fixture(engine, ownCluster: true)
-        let (session, userID) = try await fixture.signIn(sub: Self.sub(1))
-        let made = try await fixture.post(
-            "/api/auth/password/sign-up", [("email", .string("ada@example.com")), ("password", .string("correct horse battery"))])
-        let passwordSession = try #require(made.json?["session"]?.object?["token"]?.string, "\(made.body)")
-        let notification = try fixture.simulator.notificationPayload(NotificationEvent(type: "email-disabled", sub: Self.sub(1), clientID: Self.app))
-        let before = try await fixture.counts()
-        let tokenCalls = fixture.tokenCalls
+        try await withFixture(Fixture(engine, ownCluster: true)) { fixture in
+            let (session, userID) = try await fixture.signIn(sub: Self.sub(1))
+            let made = try await fixture.post(
+                "/api/auth/password/sign-up", [("email", .string("ada@example.com")), ("password", .string("correct horse battery"))])
+            let passwordSession = try #require(made.json?["session"]?.object?["token"]?.string, "\(made.body)")
+            let notification = try fixture.simulator.notificationPayload(NotificationEvent(type: "email-disabled", sub: Self.sub(1), clientID: Self.app))
+            let before = try await fixture.counts()
+            let tokenCalls = fixture.tokenCalls
 
-        // (label, request, whether a page answers)
-        typealias Request = (label: String, send: () async throws -> Reply, page: Bool)
-        let writes: [Request] = [
-            ("native sign-in", { try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(2))) }, false),
-            ("native sign-in with a code", {
-                try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(3), withCode: true))
-            }, false),
-            ("nonce", { try await fixture.send("POST", "/api/auth/apple/nonce") }, false),
-            ("logout", { try await fixture.send("POST", "/api/logout", bearer: session) }, false),
-            ("end a session", { try await fixture.send("DELETE", "/api/sessions/ses_none", bearer: session) }, false),
-            ("delete the account", { try await fixture.send("DELETE", "/api/account", bearer: session) }, false),
-            ("password sign-in", {
-                try await fixture.post("/api/auth/password", [("email", .string("ada@example.com")), ("password", .string("correct horse battery"))])
-            }, false),
-            ("password sign-up", {
-                try await fixture.post("/api/auth/password/sign-up", [("email", .string("bo@example.com")), ("password", .string("correct horse battery"))])
-            }, false),
-            ("set a password", {
-                try await fixture.send(
-                    "PUT", "/api/account/password", bearer: passwordSession,
-                    body: #"{"current_password":"correct horse battery","new_password":"another horse battery"}"#)
-            }, false),
-            ("exchange", { try await fixture.post("/api/auth/exchange", [("code", .string("c")), ("code_verifier", .string("v"))]) }, false),
-            ("notification", { try await fixture.post("/apple/notifications", [("payload", .string(notification))]) }, false),
-            ("admin: set external_id", {
-                try await fixture.send("PATCH", "/admin/users/\(userID)", bearer: Self.adminToken, body: #"{"external_id":"crm-1"}"#)
-            }, false),
-            ("admin: end sessions", { try await fixture.send("DELETE", "/admin/users/\(userID)/sessions", bearer: Self.adminToken) }, false),
-            ("admin: delete", { try await fixture.send("DELETE", "/admin/users/\(userID)", bearer: Self.adminToken) }, false),
-            ("web login", { try await fixture.send("GET", "/auth/apple/login") }, true),
-            ("web callback", {
-                try await fixture.send(
-                    "POST", "/auth/apple/callback", body: "state=s&id_token=t&code=c", contentType: "application/x-www-form-urlencoded")
-            }, true),
-        ]
-        let reads: [Request] = [
-            ("me", { try await fixture.send("GET", "/api/me", bearer: session) }, false),
-            ("sessions", { try await fixture.send("GET", "/api/sessions", bearer: session) }, false),
-            ("access token", { try await fixture.send("POST", "/api/token", bearer: session) }, false),
-            ("forward auth", { try await fixture.send("GET", "/auth/verify", bearer: session) }, false),
-            ("admin: list", { try await fixture.send("GET", "/admin/users", bearer: Self.adminToken) }, false),
-            ("admin: show", { try await fixture.send("GET", "/admin/users/\(userID)", bearer: Self.adminToken) }, false),
-            ("account page", { try await fixture.send("GET", "/account", headers: [("Cookie", "siwa_session=\(session)")]) }, true),
-        ]
+            // (label, request, whether a page answers)
+            typealias Request = (label: String, send: () async throws -> Reply, page: Bool)
+            let writes: [Request] = [
+                ("native sign-in", { try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(2))) }, false),
+                ("native sign-in with a code", {
+                    try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(3), withCode: true))
+                }, false),
+                ("nonce", { try await fixture.send("POST", "/api/auth/apple/nonce") }, false),
+                ("logout", { try await fixture.send("POST", "/api/logout", bearer: session) }, false),
+                ("end a session", { try await fixture.send("DELETE", "/api/sessions/ses_none", bearer: session) }, false),
+                ("delete the account", { try await fixture.send("DELETE", "/api/account", bearer: session) }, false),
+                ("password sign-in", {
+                    try await fixture.post("/api/auth/password", [("email", .string("ada@example.com")), ("password", .string("correct horse battery"))])
+                }, false),
+                ("password sign-up", {
+                    try await fixture.post("/api/auth/password/sign-up", [("email", .string("bo@example.com")), ("password", .string("correct horse battery"))])
+                }, false),
+                ("set a password", {
+                    try await fixture.send(
+                        "PUT", "/api/account/password", bearer: passwordSession,
+                        body: #"{"current_password":"correct horse battery","new_password":"another horse battery"}"#)
+                }, false),
+                ("exchange", { try await fixture.post("/api/auth/exchange", [("code", .string("c")), ("code_verifier", .string("v"))]) }, false),
+                ("notification", { try await fixture.post("/apple/notifications", [("payload", .string(notification))]) }, false),
+                ("admin: set external_id", {
+                    try await fixture.send("PATCH", "/admin/users/\(userID)", bearer: Self.adminToken, body: #"{"external_id":"crm-1"}"#)
+                }, false),
+                ("admin: end sessions", { try await fixture.send("DELETE", "/admin/users/\(userID)/sessions", bearer: Self.adminToken) }, false),
+                ("admin: delete", { try await fixture.send("DELETE", "/admin/users/\(userID)", bearer: Self.adminToken) }, false),
+                ("web login", { try await fixture.send("GET", "/auth/apple/login") }, true),
+                ("web callback", {
+                    try await fixture.send(
+                        "POST", "/auth/apple/callback", body: "state=s&id_token=t&code=c", contentType: "application/x-www-form-urlencoded")
+                }, true),
+            ]
+            let reads: [Request] = [
+                ("me", { try await fixture.send("GET", "/api/me", bearer: session) }, false),
+                ("sessions", { try await fixture.send("GET", "/api/sessions", bearer: session) }, false),
+                ("access token", { try await fixture.send("POST", "/api/token", bearer: session) }, false),
+                ("forward auth", { try await fixture.send("GET", "/auth/verify", bearer: session) }, false),
+                ("admin: list", { try await fixture.send("GET", "/admin/users", bearer: Self.adminToken) }, false),
+                ("admin: show", { try await fixture.send("GET", "/admin/users/\(userID)", bearer: Self.adminToken) }, false),
+                ("account page", { try await fixture.send("GET", "/account", headers: [("Cookie", "siwa_session=\(session)")]) }, true),
+            ]
 
-        var lock: WriteLock?
-        if engine == .sqlite {
-            lock = try WriteLock(path: fixture.harness.application.configuration.database)
-        } else {
-            try await #require(fixture.cluster).pause()
-            // The session cache stops serving once its listener has lost the database.
-            #expect(try await fixture.me(session, becomes: 503))
-        }
-        for request in writes + (engine == .postgres ? reads : []) {
-            let reply = try await request.send()
-            #expect(reply.status == 503, "\(request.label): \(reply.body)")
-            if request.page {
-                #expect(reply.isPage, "\(request.label)")
+            var lock: WriteLock?
+            if engine == .sqlite {
+                lock = try WriteLock(path: fixture.harness.application.configuration.database)
             } else {
-                #expect(reply.error == "database_unavailable", "\(request.label): \(reply.body)")
+                try await #require(fixture.cluster).pause()
+                // The session cache stops serving once its listener has lost the database.
+                #expect(try await fixture.me(session, becomes: 503))
             }
-        }
-        // Not a 503: a reset request is answered before its email is looked up, so that a
-        // known email and an unknown one take the same time (docs/guides/passwords-and-email.md). It answers 202 as
-        // always; its work fails after the answer (counted, logged), nothing changes, and the
-        // person asks again. Waiting for that work keeps it from meeting the database's return.
-        let emailRequests = fixture.harness.application.emailRequests
-        let resetRequest = try await fixture.post("/api/auth/password/reset-request", [("email", .string("ada@example.com"))])
-        #expect(resetRequest.status == 202, "reset request: \(resetRequest.body)")
-        await emailRequests.idle()
-        #expect(emailRequests.outcomes.count("failed") == 1)
-        if let lock {
-            // WAL: readers do not wait for the writer's lock.
-            for request in reads {
-                #expect((200..<300).contains(try await request.send().status), "\(request.label) reads on")
+            for request in writes + (engine == .postgres ? reads : []) {
+                let reply = try await request.send()
+                #expect(reply.status == 503, "\(request.label): \(reply.body)")
+                if request.page {
+                    #expect(reply.isPage, "\(request.label)")
+                } else {
+                    #expect(reply.error == "database_unavailable", "\(request.label): \(reply.body)")
+                }
             }
-            try lock.release()
-        } else {
-            try await #require(fixture.cluster).resume()
-            #expect(try await fixture.me(session, becomes: 200), "the pool reconnected by itself")
-        }
+            // Not a 503: a reset request is answered before its email is looked up, so that a
+            // known email and an unknown one take the same time (docs/guides/passwords-and-email.md). It answers 202 as
+            // always; its work fails after the answer (counted, logged), nothing changes, and the
+            // person asks again. Waiting for that work keeps it from meeting the database's return.
+            let emailRequests = fixture.harness.application.emailRequests
+            let resetRequest = try await fixture.post("/api/auth/password/reset-request", [("email", .string("ada@example.com"))])
+            #expect(resetRequest.status == 202, "reset request: \(resetRequest.body)")
+            await emailRequests.idle()
+            #expect(emailRequests.outcomes.count("failed") == 1)
+            if let lock {
+                // WAL: readers do not wait for the writer's lock.
+                for request in reads {
+                    #expect((200..<300).contains(try await request.send().status), "\(request.label) reads on")
+                }
+                try lock.release()
+            } else {
+                try await #require(fixture.cluster).resume()
+                #expect(try await fixture.me(session, becomes: 200), "the pool reconnected by itself")
+            }
 
-        #expect(try await fixture.counts() == before, "nothing changed")
-        #expect(fixture.tokenCalls == tokenCalls, "no code went to Apple")
-        let again = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(2)))
-        #expect(again.status == 200, "\(again.body)")
-        #expect(again.json?["created"] == .bool(true), "the refused sign-in had created nothing")
-        await fixture.stop()
+            #expect(try await fixture.counts() == before, "nothing changed")
+            #expect(fixture.tokenCalls == tokenCalls, "no code went to Apple")
+            let again = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(2)))
+            #expect(again.status == 200, "\(again.body)")
+            #expect(again.json?["created"] == .bool(true), "the refused sign-in had created nothing")
+        }
     }
 
     // MARK: - Apple's fresh tokens
@@ -290,83 +290,83 @@ struct DatabaseOutageTests {
     /// grant is revoked at Apple within the request.
     @Test(arguments: Engine.available)
     func freshTokensAreRevokedAtAppleWhenNeitherTheSignInNorTheQueueCanBeStored(_ engine: Engine) async throws {
-        let fixture = try await Fixture(engine) { $0.requireNonce = false }
-        let mend = try await Self.failSignInsAndTheQueue(fixture)
+        try await withFixture(Fixture(engine) { $0.requireNonce = false }) { fixture in
+            let mend = try await Self.failSignInsAndTheQueue(fixture)
 
-        let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(10), withCode: true, nonce: false))
-        #expect(reply.status == 503, "\(reply.body)")
-        #expect(reply.error == "database_unavailable")
-        #expect(fixture.tokenCalls == 1, "Apple exchanged the code")
-        let revoked = fixture.revokeCalls
-        #expect(revoked.count == 1, "revoked at Apple before the answer")
-        #expect(revoked.first?.parameters["token_type_hint"] == "refresh_token")
-        #expect(revoked.first?.parameters["client_id"] == Self.app)
-        #expect(fixture.harness.application.revoker.held.count == 0)
+            let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(10), withCode: true, nonce: false))
+            #expect(reply.status == 503, "\(reply.body)")
+            #expect(reply.error == "database_unavailable")
+            #expect(fixture.tokenCalls == 1, "Apple exchanged the code")
+            let revoked = fixture.revokeCalls
+            #expect(revoked.count == 1, "revoked at Apple before the answer")
+            #expect(revoked.first?.parameters["token_type_hint"] == "refresh_token")
+            #expect(revoked.first?.parameters["client_id"] == Self.app)
+            #expect(fixture.harness.application.revoker.held.count == 0)
 
-        try await mend()
-        let counts = try await fixture.counts()
-        #expect(counts["users"] == 0 && counts["sessions"] == 0 && counts["apple_tokens"] == 0)
-        #expect(counts["revocations"] == 0, "nothing left to revoke")
-        let again = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(10), withCode: true, nonce: false))
-        #expect(again.status == 200, "\(again.body)")
-        await fixture.stop()
+            try await mend()
+            let counts = try await fixture.counts()
+            #expect(counts["users"] == 0 && counts["sessions"] == 0 && counts["apple_tokens"] == 0)
+            #expect(counts["revocations"] == 0, "nothing left to revoke")
+            let again = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(10), withCode: true, nonce: false))
+            #expect(again.status == 200, "\(again.body)")
+        }
     }
 
     /// As above with Apple failing too: the tokens are held in memory, go into the durable
     /// queue as soon as the database takes writes again, and the queue's worker revokes them.
     @Test(arguments: Engine.available)
     func freshTokensHeldWhileAppleIsDownTooAreQueuedAndRevokedWhenTheDatabaseReturns(_ engine: Engine) async throws {
-        let fixture = try await Fixture(engine) { $0.requireNonce = false }
-        let mend = try await Self.failSignInsAndTheQueue(fixture)
-        fixture.simulator.injectFault(SimulatorFault(endpoint: .revoke, status: 503, count: 1_000))
+        try await withFixture(Fixture(engine) { $0.requireNonce = false }) { fixture in
+            let mend = try await Self.failSignInsAndTheQueue(fixture)
+            fixture.simulator.injectFault(SimulatorFault(endpoint: .revoke, status: 503, count: 1_000))
 
-        let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(11), withCode: true, nonce: false))
-        #expect(reply.status == 503, "\(reply.body)")
-        #expect(reply.error == "database_unavailable")
-        let revoker = fixture.harness.application.revoker
-        #expect(revoker.held.count == 1, "held until the database returns")
+            let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(11), withCode: true, nonce: false))
+            #expect(reply.status == 503, "\(reply.body)")
+            #expect(reply.error == "database_unavailable")
+            let revoker = fixture.harness.application.revoker
+            #expect(revoker.held.count == 1, "held until the database returns")
 
-        fixture.simulator.clearFaults()
-        let failedCalls = fixture.revokeCalls.count
-        try await mend()
-        // The worker looks every second: it queues what is held, then revokes what is due.
-        var depth = -1
-        _ = try await eventually(within: .seconds(60)) {
-            depth = try await fixture.store.revocations.depth().count
-            return revoker.held.count == 0 && depth == 0 && fixture.revokeCalls.count > failedCalls
+            fixture.simulator.clearFaults()
+            let failedCalls = fixture.revokeCalls.count
+            try await mend()
+            // The worker looks every second: it queues what is held, then revokes what is due.
+            var depth = -1
+            _ = try await eventually(within: .seconds(60)) {
+                depth = try await fixture.store.revocations.depth().count
+                return revoker.held.count == 0 && depth == 0 && fixture.revokeCalls.count > failedCalls
+            }
+            #expect(revoker.held.count == 0)
+            #expect(depth == 0, "revoked, and gone from the queue")
+            let revoked = fixture.revokeCalls.dropFirst(failedCalls)
+            #expect(revoked.count == 1)
+            #expect(revoked.first?.parameters["token_type_hint"] == "refresh_token")
+            #expect(try await fixture.counts()["users"] == 0)
         }
-        #expect(revoker.held.count == 0)
-        #expect(depth == 0, "revoked, and gone from the queue")
-        let revoked = fixture.revokeCalls.dropFirst(failedCalls)
-        #expect(revoked.count == 1)
-        #expect(revoked.first?.parameters["token_type_hint"] == "refresh_token")
-        #expect(try await fixture.counts()["users"] == 0)
-        await fixture.stop()
     }
 
     /// Storing fails for another reason than an outage (a trigger refuses the session): a 500,
     /// nothing kept, and the tokens go into the durable queue, whose worker revokes them.
     @Test(arguments: Engine.available)
     func freshTokensOfASignInThatCouldNotBeStoredGoToTheQueue(_ engine: Engine) async throws {
-        let fixture = try await Fixture(engine) { $0.requireNonce = false }
-        switch engine {
-        case .sqlite:
-            try await fixture.execute(["CREATE TRIGGER test_refuse BEFORE INSERT ON sessions BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"])
-        case .postgres:
-            try await fixture.execute([
-                "CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$",
-                "CREATE TRIGGER test_refuse BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION test_refuse()",
-            ])
-        }
-        let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(12), withCode: true, nonce: false))
-        #expect(reply.status == 500, "\(reply.body)")
-        #expect(reply.error == "internal_error")
+        try await withFixture(Fixture(engine) { $0.requireNonce = false }) { fixture in
+            switch engine {
+            case .sqlite:
+                try await fixture.execute(["CREATE TRIGGER test_refuse BEFORE INSERT ON sessions BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"])
+            case .postgres:
+                try await fixture.execute([
+                    "CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$",
+                    "CREATE TRIGGER test_refuse BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION test_refuse()",
+                ])
+            }
+            let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(12), withCode: true, nonce: false))
+            #expect(reply.status == 500, "\(reply.body)")
+            #expect(reply.error == "internal_error")
 
-        _ = try await eventually(within: .seconds(60)) { !fixture.revokeCalls.isEmpty }
-        #expect(fixture.revokeCalls.count == 1)
-        #expect(fixture.revokeCalls.first?.parameters["token_type_hint"] == "refresh_token")
-        let counts = try await fixture.counts()
-        #expect(counts["users"] == 0 && counts["sessions"] == 0 && counts["apple_tokens"] == 0)
-        await fixture.stop()
+            _ = try await eventually(within: .seconds(60)) { !fixture.revokeCalls.isEmpty }
+            #expect(fixture.revokeCalls.count == 1)
+            #expect(fixture.revokeCalls.first?.parameters["token_type_hint"] == "refresh_token")
+            let counts = try await fixture.counts()
+            #expect(counts["users"] == 0 && counts["sessions"] == 0 && counts["apple_tokens"] == 0)
+        }
     }
 }

@@ -9,11 +9,11 @@ import TestSupport
 
 /// docs/guides/passwords-and-email.md's server over real sockets, on either engine, with a held clock and a webhook
 /// receiver standing in for the team's backend (where codes arrive).
-final class EmailVerificationFixture: @unchecked Sendable {
+final class EmailVerificationFixture: @unchecked Sendable, Stoppable {
     typealias Reply = PasswordRoutesTests.Reply
     static let app = PasswordRoutesTests.app
 
-    let harness: ApplicationTests.Harness
+    let harness: TestApp
     let clock: HeldClock
     let receiver: WebhookReceiver
 
@@ -22,16 +22,11 @@ final class EmailVerificationFixture: @unchecked Sendable {
         self.clock = clock
         let receiver = try WebhookReceiver()
         self.receiver = receiver
-        let url = engine == .postgres ? try await PostgresCluster.shared().makeDatabase() : nil
-        harness = try ApplicationTests.Harness(clocks: clock.clocks) {
+        harness = try await TestApp(engine: engine, transport: .socket, clock: clock) {
             $0.clientIDs = [Self.app]
             $0.publicURL = "http://localhost:8080"
             $0.webhookURL = receiver.url
             $0.webhookSecret = receiver.secretBytes
-            if let url {
-                $0.database = url
-                $0.dataKey = [UInt8](repeating: 9, count: 32)
-            }
         }
         _ = try await harness.waitUntilReady()
     }

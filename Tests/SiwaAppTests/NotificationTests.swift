@@ -13,7 +13,7 @@ import Testing
 
     /// The application on the test harness (`TestApp`), in process unless told otherwise, with
     /// Apple's keys loaded.
-    final class Fixture {
+    final class Fixture: Stoppable {
         let app: TestApp
         /// The name the suite used before `TestApp`: its application and simulator.
         var harness: TestApp { app }
@@ -33,14 +33,14 @@ import Testing
 
         /// Runs `body` with a fresh fixture and stops it at scope exit, whatever happened.
         static func with(engine: DatabaseEngine, transport: Transport = .inProcess, _ body: (Fixture) async throws -> Void) async throws {
-            let fixture = try await Fixture(engine: engine, transport: transport)
-            do {
-                try await body(fixture)
-            } catch {
-                await fixture.stop()
-                throw error
+            try await withFixture(Fixture(engine: engine, transport: transport)) { fixture in
+                do {
+                    try await body(fixture)
+                } catch {
+                    await fixture.stop()
+                    throw error
+                }
             }
-            await fixture.stop()
         }
 
         /// A user as a sign-in would have left it, with a live session and stored Apple tokens.

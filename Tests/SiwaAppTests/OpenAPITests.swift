@@ -12,14 +12,14 @@ import Testing
     }
 
     @Test func theServedDocumentIsOpenAPI31() async throws {
-        let harness = try ApplicationTests.Harness()
-        let reply = try await harness.get("/openapi.json")
-        #expect(reply.status == 200)
-        #expect(reply.headers["content-type"] == "application/json")
-        let served = try #require(try JSONParser.parse(reply.body).object)
-        #expect(served["openapi"]?.string == "3.1.0")
-        #expect(served == (try Self.document()))
-        await harness.stop()
+        try await withApp(transport: .socket) { harness in
+            let reply = try await harness.get("/openapi.json")
+            #expect(reply.status == 200)
+            #expect(reply.headers["content-type"] == "application/json")
+            let served = try #require(try JSONParser.parse(reply.body).object)
+            #expect(served["openapi"]?.string == "3.1.0")
+            #expect(served == (try Self.document()))
+        }
     }
 
     /// The document names the cookie the server sets and reads (one constant for all three).
@@ -31,7 +31,7 @@ import Testing
 
     @Test func everyRouteIsDescribedAndEveryDescribedRouteExists() async throws {
         // Every optional part switched on, so its routes are served too.
-        let harness = try ApplicationTests.Harness { $0.adminToken = AdminRoutesTests.token }
+        let harness = try await TestApp(transport: .socket) { $0.adminToken = AdminRoutesTests.token }
         let served = Set(harness.application.routes.map { "\($0.method) \($0.pattern)" })
         await harness.stop()
         let paths = try #require(try Self.document()["paths"]?.object)

@@ -20,8 +20,8 @@ struct PostgresInstancesTests {
     /// An instance on `url`, trusting `simulator` (the other instance's, when given).
     static func instance(
         url: String, sharing simulator: AppleIDSimulator? = nil, configure: @escaping (inout Configuration) -> Void = { _ in }
-    ) async throws -> ApplicationTests.Harness {
-        let harness = try ApplicationTests.Harness {
+    ) async throws -> TestApp {
+        let harness = try await TestApp(transport: .socket) {
             configure(&$0)
             $0.database = url
             $0.dataKey = Self.dataKey
@@ -37,14 +37,14 @@ struct PostgresInstancesTests {
         return harness
     }
 
-    static func signIn(_ harness: ApplicationTests.Harness, simulator: AppleIDSimulator, sub: String) async throws -> String {
+    static func signIn(_ harness: TestApp, simulator: AppleIDSimulator, sub: String) async throws -> String {
         try await signIn(harness, simulator: simulator, sub: sub, withCode: false).session
     }
 
     /// A native sign-in; with its authorization code, Apple's tokens are stored (and revoked
     /// when the account is deleted). The session token and the user id.
     static func signIn(
-        _ harness: ApplicationTests.Harness, simulator: AppleIDSimulator, sub: String, withCode: Bool
+        _ harness: TestApp, simulator: AppleIDSimulator, sub: String, withCode: Bool
     ) async throws -> (session: String, userID: String) {
         let issued = try simulator.issueCode(sub: sub, clientID: app, nonce: "n")
         var fields: [(String, JSONValue)] = [("identity_token", .string(issued.identityToken)), ("nonce", .string("n"))]
@@ -58,14 +58,14 @@ struct PostgresInstancesTests {
         return (session, try #require(json?["user"]?.object?["id"]?.string))
     }
 
-    static func me(_ harness: ApplicationTests.Harness, _ session: String, path: String = "/api/me") async throws -> Int {
+    static func me(_ harness: TestApp, _ session: String, path: String = "/api/me") async throws -> Int {
         try await harness.get(path, headers: ["Authorization": "Bearer \(session)"]).status
     }
 
     /// Uses `session` on `harness` until its cache holds it (every answer a success), so that
     /// what follows is about a cached session. A few uses may be needed: the instance's own
     /// writes (housekeeping, last-seen) drop what reads stored while they committed.
-    static func cached(on harness: ApplicationTests.Harness, _ session: String, path: String = "/api/me") async throws -> Bool {
+    static func cached(on harness: TestApp, _ session: String, path: String = "/api/me") async throws -> Bool {
         var refused = false
         let cached = try await eventually {
             guard (200..<300).contains(try await me(harness, session, path: path)) else {
@@ -81,11 +81,11 @@ struct PostgresInstancesTests {
     /// second docs/guides/postgresql.md allows is a latency a loaded machine cannot promise a test; what is
     /// tested is that the end reaches the other instance's cache at all (without it, the cache
     /// would serve the session for ever).
-    static func refusedOnceTold(_ harness: ApplicationTests.Harness, _ session: String, path: String = "/api/me") async throws -> Bool {
+    static func refusedOnceTold(_ harness: TestApp, _ session: String, path: String = "/api/me") async throws -> Bool {
         try await eventually { try await me(harness, session, path: path) == 401 }
     }
 
-    static func post(_ harness: ApplicationTests.Harness, _ path: String, _ body: [(String, JSONValue)], bearer: String? = nil) async throws
+    static func post(_ harness: TestApp, _ path: String, _ body: [(String, JSONValue)], bearer: String? = nil) async throws
         -> (status: Int, json: JSONObject?)
     {
         let text = JSONWriter.string(.object(JSONObject(body)))
@@ -171,41 +171,41 @@ struct PostgresInstancesTests {
     @Test func anotherInstanceFinishesADeadInstancesLeasedRevocationAfterTheLease() async throws {
         let url = try await PostgresCluster.shared().makeDatabase()
         let clock = HeldClock(Int64(Date().timeIntervalSince1970))
-        let live = try ApplicationTests.Harness(clocks: clock.clocks) {
+        try await withApp(transport: .socket, clock: clock, configure: {
             $0.database = url
             $0.dataKey = Self.dataKey
             $0.clientIDs = [Self.app]
+        }) { live in
+            _ = try await live.waitUntilReady()
+            let simulator = live.simulator
+            let userID = try await Self.signIn(live, simulator: simulator, sub: "000807.00000000000000000000000000000807.0807", withCode: true).userID
+
+            // The instance about to die deletes the user (the token is queued, due in 10 s by the
+            // live clock), claims the revocation with the workers' lease, and is gone.
+            let start = clock.now
+            let dying = try Store.open(url, connections: 1) { Self.dataKey }
+            _ = try await dying.deleteUser(userID: userID, now: start, firstAttemptAt: start + 10)
+            let claimed = try await dying.revocations.claimDue(now: start + 10, lease: Revoker.lease)
+            #expect(claimed.count == 1)
+            dying.close()
+            func revokeCalls() -> Int { simulator.calls.filter { $0.endpoint == "revoke" }.count }
+
+            // Inside the lease the live instance leaves it alone: seen after two passes of its
+            // worker are over (the one under way may have read the clock before it moved).
+            clock.advance(by: 10 + Revoker.lease - 5)
+            let revocations = live.application.metrics.revocations
+            let passes = revocations.workerPasses
+            #expect(try await eventually { revocations.workerPasses >= passes + 2 })
+            #expect(revokeCalls() == 0, "leased to the dead instance")
+
+            // Past the lease it is the live instance's, and Apple hears of it once.
+            clock.advance(by: 10)
+            _ = try await eventually { revokeCalls() > 0 }
+            #expect(revokeCalls() == 1)
+            // Apple logs the call before the worker records its answer: wait for the row to go.
+            #expect(try await eventually { try await live.application.store.revocations.depth().count == 0 })
+            #expect(revokeCalls() == 1, "and never sent again")
         }
-        _ = try await live.waitUntilReady()
-        let simulator = live.simulator
-        let userID = try await Self.signIn(live, simulator: simulator, sub: "000807.00000000000000000000000000000807.0807", withCode: true).userID
-
-        // The instance about to die deletes the user (the token is queued, due in 10 s by the
-        // live clock), claims the revocation with the workers' lease, and is gone.
-        let start = clock.now
-        let dying = try Store.open(url, connections: 1) { Self.dataKey }
-        _ = try await dying.deleteUser(userID: userID, now: start, firstAttemptAt: start + 10)
-        let claimed = try await dying.revocations.claimDue(now: start + 10, lease: Revoker.lease)
-        #expect(claimed.count == 1)
-        dying.close()
-        func revokeCalls() -> Int { simulator.calls.filter { $0.endpoint == "revoke" }.count }
-
-        // Inside the lease the live instance leaves it alone: seen after two passes of its
-        // worker are over (the one under way may have read the clock before it moved).
-        clock.advance(by: 10 + Revoker.lease - 5)
-        let revocations = live.application.metrics.revocations
-        let passes = revocations.workerPasses
-        #expect(try await eventually { revocations.workerPasses >= passes + 2 })
-        #expect(revokeCalls() == 0, "leased to the dead instance")
-
-        // Past the lease it is the live instance's, and Apple hears of it once.
-        clock.advance(by: 10)
-        _ = try await eventually { revokeCalls() > 0 }
-        #expect(revokeCalls() == 1)
-        // Apple logs the call before the worker records its answer: wait for the row to go.
-        #expect(try await eventually { try await live.application.store.revocations.depth().count == 0 })
-        #expect(revokeCalls() == 1, "and never sent again")
-        await live.stop()
     }
 
     /// Forward authentication on every instance (docs/guides/connecting-your-backend.md): a session signed in on A verifies on
