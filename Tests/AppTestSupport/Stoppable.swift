@@ -1,3 +1,6 @@
+import AppleSimulator
+import SiwaApp
+
 /// What a test starts and must stop however it ends: a `TestApp`, or a suite's fixture around one.
 public protocol Stoppable: AnyObject {
     /// Stops everything the fixture started; a second call does nothing.
@@ -5,3 +8,5 @@ public protocol Stoppable: AnyObject {
 }
 
 extension TestApp: Stoppable {}
+extension Application: Stoppable {}
+extension AppleIDSimulator: Stoppable {}

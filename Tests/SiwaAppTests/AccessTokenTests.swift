@@ -156,10 +156,10 @@ struct AccessTokenTests {
             #expect(key["kid"]?.string == fixture.keys.publishedKids.first)
             // A restart uses the same key: it was kept in the database.
             await fixture.harness.stopApplication()
-            let again = try Application(configuration: fixture.application.configuration, accessLogSink: fixture.harness.sink)
-            try again.start()
-            #expect(again.accessTokenKeys.publishedKids == fixture.keys.publishedKids)
-            await again.stop()
+            try await withFixture(Application(configuration: fixture.application.configuration, accessLogSink: fixture.harness.sink)) { again in
+                try again.start()
+                #expect(again.accessTokenKeys.publishedKids == fixture.keys.publishedKids)
+            }
         }
     }
 

@@ -1,7 +1,6 @@
 import AppleSimulator
 import Foundation
 import JSON
-import SQLite
 import Testing
 @testable import SiwaApp
 

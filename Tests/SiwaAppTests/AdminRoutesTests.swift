@@ -345,19 +345,19 @@ struct AdminRoutesTests {
     @Test(.enabled(if: PostgresCluster.testsEnabled, "PostgreSQL is not installed"))
     func onPostgresAnotherInstanceRefusesTheEndedSessions() async throws {
         let url = try await PostgresCluster.shared().makeDatabase()
-        let a = try await PostgresInstancesTests.instance(url: url) { $0.adminToken = Self.token }
-        let b = try await PostgresInstancesTests.instance(url: url, sharing: a.simulator)
-        let session = try await PostgresInstancesTests.signIn(a, simulator: a.simulator, sub: Self.sub(60))
-        #expect(try await PostgresInstancesTests.cached(on: b, session))
-        let id = try #require(try await HTTPGet.run(port: a.application.port, path: "/api/me", headers: ["Authorization": "Bearer \(session)"])
-            .body.data(using: .utf8).flatMap { try JSONParser.parse(Array($0)).object?["id"]?.string })
+        try await withFixture(PostgresInstancesTests.instance(url: url) { $0.adminToken = Self.token }) { a in
+            try await withFixture(PostgresInstancesTests.instance(url: url, sharing: a.simulator)) { b in
+                let session = try await PostgresInstancesTests.signIn(a, simulator: a.simulator, sub: Self.sub(60))
+                #expect(try await PostgresInstancesTests.cached(on: b, session))
+                let id = try #require(try await HTTPGet.run(port: a.application.port, path: "/api/me", headers: ["Authorization": "Bearer \(session)"])
+                    .body.data(using: .utf8).flatMap { try JSONParser.parse(Array($0)).object?["id"]?.string })
 
-        let ended = try await HTTPGet.raw(
-            port: a.application.port,
-            "DELETE /admin/users/\(id)/sessions HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(Self.token)\r\nContent-Length: 0\r\n\r\n")
-        #expect(ended.hasPrefix("HTTP/1.1 204"))
-        #expect(try await PostgresInstancesTests.refusedOnceTold(b, session), "ended on A, refused on B")
-        await b.stop()
-        await a.stop()
+                let ended = try await HTTPGet.raw(
+                    port: a.application.port,
+                    "DELETE /admin/users/\(id)/sessions HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(Self.token)\r\nContent-Length: 0\r\n\r\n")
+                #expect(ended.hasPrefix("HTTP/1.1 204"))
+                #expect(try await PostgresInstancesTests.refusedOnceTold(b, session), "ended on A, refused on B")
+            }
+        }
     }
 }

@@ -3,7 +3,6 @@ import Foundation
 import HTTPServer
 import JSON
 import Testing
-@testable import SQLite
 @testable import SiwaApp
 @testable import Store
 
@@ -32,7 +31,7 @@ import Testing
             await application.apple.keys.refresh()
         }
 
-        var commits: Int { application.store.database?.writerCommitCount ?? -1 }
+        var commits: Int { application.store.sqliteCommitCount ?? -1 }
 
         func post(_ path: String, _ body: [(String, JSONValue)] = []) async -> (status: Int, json: JSONObject?) {
             let bytes = Array(JSONWriter.string(.object(JSONObject(body))).utf8)

@@ -1,7 +1,6 @@
 import AppleSimulator
 import Foundation
 import JSON
-import SQLite
 @testable import Store
 import Testing
 import TestSupport
@@ -146,19 +145,6 @@ struct DatabaseOutageTests {
     ]
 
     static func sub(_ n: Int) -> String { "000910.\(String(repeating: "0", count: 28))\(1000 + n).0910" }
-
-    /// Another connection holds SQLite's write lock until `release()` (an operator's shell, a
-    /// backup tool): the server's writes wait its busy timeout and give up; its reads go on.
-    final class WriteLock {
-        private let connection: SQLite.Connection
-
-        init(path: String) throws {
-            connection = try SQLite.Connection(path: path)
-            try connection.execute("BEGIN IMMEDIATE")
-        }
-
-        func release() throws { try connection.execute("ROLLBACK") }
-    }
 
     /// The writes of a sign-in and of the revocation queue fail as when the database goes away
     /// between Apple's exchange and the commit: SQLite's write lock held by another connection;

@@ -1,6 +1,5 @@
 import Foundation
 import JSON
-import SQLite
 import Synchronization
 import Testing
 @testable import SiwaApp

@@ -1,7 +1,6 @@
 import AppleSimulator
 import Foundation
 import HTTPServer
-import SQLite
 import Store
 import Testing
 @testable import SiwaApp
@@ -62,7 +61,7 @@ import Testing
             try database.read { try UserStore.user(appleSub: sub, in: $0) }
         }
 
-        func count(_ sql: String, _ parameters: [SQLiteValue]) throws -> Int {
+        func count(_ sql: String, _ parameters: [StoreValue]) throws -> Int {
             try database.read { try $0.queryOne(sql, parameters)?.int(0) ?? -1 }
         }
 

@@ -31,9 +31,9 @@ import Testing
 
     @Test func everyRouteIsDescribedAndEveryDescribedRouteExists() async throws {
         // Every optional part switched on, so its routes are served too.
-        let harness = try await TestApp(transport: .socket) { $0.adminToken = AdminRoutesTests.token }
-        let served = Set(harness.application.routes.map { "\($0.method) \($0.pattern)" })
-        await harness.stop()
+        let served = try await withApp(configure: { $0.adminToken = AdminRoutesTests.token }) { app in
+            Set(app.application.routes.map { "\($0.method) \($0.pattern)" })
+        }
         let paths = try #require(try Self.document()["paths"]?.object)
         var described: Set<String> = []
         for (path, item) in paths {

@@ -2,7 +2,6 @@ import AppleSimulator
 import Foundation
 import HTTPServer
 import JSON
-import SQLite
 import Testing
 import TestSupport
 import WireFormat

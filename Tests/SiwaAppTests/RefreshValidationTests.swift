@@ -1,7 +1,6 @@
 import AppleSimulator
 import Foundation
 import JSON
-import SQLite
 import Store
 import Testing
 import TestSupport

@@ -348,33 +348,35 @@ struct WebhookDeliveryTests {
     func twoInstancesOnPostgreSQLDeliverEachEventOnceAndInOrder() async throws {
         let url = try await PostgresCluster.shared().makeDatabase()
         let receiver = try WebhookReceiver()
-        let a = try await Fixture(.postgres, database: url, receiver: receiver)
-        let b = try await Fixture(.postgres, database: url, receiver: receiver)
-        let now = Int64(Date().timeIntervalSince1970)
-        var expected: [String: [String]] = [:]
-        // Both instances write, and both deliver, while the events are being made.
-        for index in 0..<12 {
-            let user = try await (index % 2 == 0 ? a : b).user(Self.sub(20 + index), now: now)
-            var values = ["-"]
-            for step in 1...4 {
-                // One user's changes come from both instances.
-                try await (step % 2 == 0 ? a : b).update(user.id, to: "\(user.id)-\(step)", now: now)
-                values.append("\(user.id)-\(step)")
+        try await withFixture(Fixture(.postgres, database: url, receiver: receiver)) { a in
+            try await withFixture(Fixture(.postgres, database: url, receiver: receiver)) { b in
+                let now = Int64(Date().timeIntervalSince1970)
+                var expected: [String: [String]] = [:]
+                // Both instances write, and both deliver, while the events are being made.
+                for index in 0..<12 {
+                    let user = try await (index % 2 == 0 ? a : b).user(Self.sub(20 + index), now: now)
+                    var values = ["-"]
+                    for step in 1...4 {
+                        // One user's changes come from both instances.
+                        try await (step % 2 == 0 ? a : b).update(user.id, to: "\(user.id)-\(step)", now: now)
+                        values.append("\(user.id)-\(step)")
+                    }
+                    expected[user.id] = values
+                }
+                #expect(await receiver.wait(seconds: 60) { $0.count >= 60 })
+                #expect(try await a.waitUntilQueueIsEmpty())
+                await a.harness.stop()
+                await b.harness.stop()
+                let deliveries = receiver.deliveries
+                #expect(deliveries.count == 60, "12 users × 5 events, each once")
+                #expect(Set(deliveries.map(\.id)).count == deliveries.count)
+                for (user, values) in expected {
+                    let received = deliveries.filter { $0.userID == user }.map { ($0.json?["data"] as? [String: Any])?["external_id"] as? String ?? "-" }
+                    #expect(received == values, "in order for \(user)")
+                }
+                #expect(deliveries.allSatisfy { $0.signatureVerifies })
             }
-            expected[user.id] = values
         }
-        #expect(await receiver.wait(seconds: 60) { $0.count >= 60 })
-        #expect(try await a.waitUntilQueueIsEmpty())
-        await a.harness.stop()
-        await b.harness.stop()
-        let deliveries = receiver.deliveries
-        #expect(deliveries.count == 60, "12 users × 5 events, each once")
-        #expect(Set(deliveries.map(\.id)).count == deliveries.count)
-        for (user, values) in expected {
-            let received = deliveries.filter { $0.userID == user }.map { ($0.json?["data"] as? [String: Any])?["external_id"] as? String ?? "-" }
-            #expect(received == values, "in order for \(user)")
-        }
-        #expect(deliveries.allSatisfy { $0.signatureVerifies })
         receiver.stop()
     }
 }
