@@ -4,7 +4,8 @@ import JSON
 import Testing
 @testable import SiwaApp
 
-/// `DELETE /api/account` with the revocation queue, against the simulator (docs/reference/http-api.md).
+/// `DELETE /api/account` with the revocation queue, against the simulator (docs/reference/http-api.md), in process on
+/// both engines.
 @Suite struct AccountDeletionTests {
     static let app = NativeSignInTests.app
 
@@ -17,15 +18,13 @@ import Testing
     }
 
     static func delete(_ fixture: NativeSignInTests.Fixture, session: String) async throws -> (status: Int, body: String) {
-        let reply = try await HTTPGet.raw(
-            port: fixture.harness.application.port,
-            "DELETE /api/account HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\nContent-Length: 0\r\n\r\n")
-        let status = Int(reply.split(separator: " ").dropFirst().first ?? "") ?? 0
-        return (status, reply.components(separatedBy: "\r\n\r\n").dropFirst().joined())
+        let reply = try await fixture.harness.send(.delete, "/api/account", bearer: session)
+        return (reply.status, reply.body)
     }
 
-    @Test func deletionRevokesAtAppleEndsEverythingAndASignInStartsAfresh() async throws {
-        try await withFixture(NativeSignInTests.Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func deletionRevokesAtAppleEndsEverythingAndASignInStartsAfresh(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess)) { fixture in
             let sub = NativeSignInTests.sub(20)
             let (session, userID) = try await Self.signIn(fixture, sub: sub, withCode: true)
             let reply = try await Self.delete(fixture, session: session)
@@ -44,16 +43,18 @@ import Testing
         }
     }
 
-    @Test func withNothingToRevokeTheAnswerSaysNone() async throws {
-        try await withFixture(NativeSignInTests.Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func withNothingToRevokeTheAnswerSaysNone(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess)) { fixture in
             let (session, _) = try await Self.signIn(fixture, sub: NativeSignInTests.sub(21), withCode: false)
             await #expect(try Self.delete(fixture, session: session).body == #"{"status":"deleted","apple_revocation":"none"}"#)
             #expect(fixture.simulator.calls.filter { $0.endpoint == "revoke" }.isEmpty)
         }
     }
 
-    @Test func whileAppleFailsTheRevocationWaitsInTheQueueAndIsRetriedUntilItSucceeds() async throws {
-        try await withFixture(NativeSignInTests.Fixture(configure: {
+    @Test(arguments: DatabaseEngine.available)
+    func whileAppleFailsTheRevocationWaitsInTheQueueAndIsRetriedUntilItSucceeds(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess, configure: {
             $0.revocationBackoff = .seconds(1)
             $0.revocationBackoffMax = .seconds(2)
         })) { fixture in
@@ -69,8 +70,9 @@ import Testing
         }
     }
 
-    @Test func withoutASessionItIs401AndNothingIsDeleted() async throws {
-        try await withFixture(NativeSignInTests.Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func withoutASessionItIs401AndNothingIsDeleted(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess)) { fixture in
             _ = try await Self.signIn(fixture, sub: NativeSignInTests.sub(23), withCode: false)
             await #expect(try Self.delete(fixture, session: "nope").status == 401)
             #expect(try fixture.count("users") == 1)

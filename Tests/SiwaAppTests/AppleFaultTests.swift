@@ -18,7 +18,7 @@ import Testing
 
     @Test(arguments: faults)
     func aBrokenTokenEndpointIs502AndCreatesNothing(_ fault: SimulatorFault) async throws {
-        try await withFixture(NativeSignInTests.Fixture()) { fixture in
+        try await withFixture(NativeSignInTests.Fixture(transport: .inProcess)) { fixture in
             let sub = NativeSignInTests.sub(40)
             let first = try fixture.simulator.issueCode(sub: sub, clientID: NativeSignInTests.app, nonce: "n-1")
             fixture.simulator.injectFault(fault)
@@ -51,7 +51,7 @@ import Testing
     /// the revocation waits in the durable queue and is retried until Apple accepts it.
     @Test(arguments: revokeFaults)
     func aBrokenRevokeEndpointLeavesTheRevocationQueuedUntilItIsDone(_ fault: SimulatorFault) async throws {
-        try await withFixture(NativeSignInTests.Fixture(configure: {
+        try await withFixture(NativeSignInTests.Fixture(transport: .inProcess, configure: {
             $0.revocationBackoff = .seconds(1)
             $0.revocationBackoffMax = .seconds(2)
         })) { fixture in

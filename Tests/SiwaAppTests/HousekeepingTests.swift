@@ -4,8 +4,9 @@ import Testing
 @testable import SiwaApp
 
 @Suite struct HousekeepingTests {
-    @Test func expiredRowsGoAndLiveOnesStay() async throws {
-        try await withFixture(NativeSignInTests.Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func expiredRowsGoAndLiveOnesStay(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess)) { fixture in
             let database = fixture.database
             let now = Int64(Date().timeIntervalSince1970)
             let sessions = fixture.harness.application.store.sessions
@@ -27,8 +28,9 @@ import Testing
         }
     }
 
-    @Test func metricsCountLiveSessions() async throws {
-        try await withFixture(NativeSignInTests.Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func metricsCountLiveSessions(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess)) { fixture in
             await #expect(try fixture.harness.get("/metrics").body.contains("\nsiwa_sessions_active 0\n"))
             let token = try fixture.simulator.issueCode(sub: "000600.0.0600", clientID: NativeSignInTests.app, nonce: "n").identityToken
             await #expect(try fixture.signIn([("identity_token", .string(token)), ("nonce", .string("n"))]).status == 200)
