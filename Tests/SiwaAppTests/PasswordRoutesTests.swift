@@ -1,13 +1,14 @@
 import AppleSimulator
 import Foundation
+import HTTPServer
 import JSON
 import Synchronization
 import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// docs/guides/passwords-and-email.md over real sockets, in process: every route of password accounts, the upgrade and
-/// linking, with their errors, against the Apple ID simulator.
+/// docs/guides/passwords-and-email.md in process on both engines, with a socket sample: every route of password
+/// accounts, the upgrade and linking, with their errors, against the Apple ID simulator.
 @Suite(.timeLimit(.minutes(3)))
 struct PasswordRoutesTests {
     static let app = "com.example.app"
@@ -23,7 +24,7 @@ struct PasswordRoutesTests {
         var methods: [String] { (user?["sign_in_methods"]?.array ?? []).compactMap(\.string) }
     }
 
-    /// Sendable for concurrent requests: its fields are constants, and each sends on its own socket.
+    /// Sendable for concurrent requests: its fields are constants, and each request is its own.
     final class Fixture: @unchecked Sendable, Stoppable {
         let harness: TestApp
         /// SQL on the application's own store (no second handle on its file).
@@ -32,12 +33,15 @@ struct PasswordRoutesTests {
         /// The team's backend, with `webhooks`: where reset codes arrive.
         let receiver: WebhookReceiver?
 
-        init(webhooks: Bool = false, configure: (inout Configuration) -> Void = { _ in }) async throws {
+        init(
+            engine: DatabaseEngine = .sqlite, transport: Transport = .inProcess, webhooks: Bool = false,
+            configure: (inout Configuration) -> Void = { _ in }
+        ) async throws {
             let clock = HeldClock(Int64(Date().timeIntervalSince1970))
             self.clock = clock
             let receiver = webhooks ? try WebhookReceiver() : nil
             self.receiver = receiver
-            harness = try await TestApp(transport: .socket, clock: clock) {
+            harness = try await TestApp(engine: engine, transport: transport, clock: clock) {
                 $0.clientIDs = [PasswordRoutesTests.app]
                 $0.publicURL = "http://localhost:8080"
                 if let receiver {
@@ -54,20 +58,10 @@ struct PasswordRoutesTests {
 
         func send(_ method: String, _ path: String, _ body: [(String, JSONValue)]? = nil, headers: [String: String] = [:]) async throws -> Reply {
             let text = body.map { JSONWriter.string(.object(JSONObject($0))) } ?? ""
-            var request = "\(method) \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: \(text.utf8.count)\r\n"
-            if body != nil { request += "Content-Type: application/json\r\n" }
-            for (name, value) in headers { request += "\(name): \(value)\r\n" }
-            let reply = try await HTTPGet.raw(port: harness.application.port, request + "\r\n" + text)
-            let split = reply.range(of: "\r\n\r\n")
-            let head = split.map { String(reply[..<$0.lowerBound]) } ?? reply
-            var lines = head.components(separatedBy: "\r\n")
-            let status = Int(lines.removeFirst().split(separator: " ").dropFirst().first ?? "") ?? 0
-            var fields: [String: String] = [:]
-            for line in lines {
-                guard let colon = line.firstIndex(of: ":") else { continue }
-                fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            }
-            return Reply(status: status, headers: fields, body: split.map { String(reply[$0.upperBound...]) } ?? "")
+            var fields = headers.map { ($0.key, $0.value) }
+            if body != nil { fields.append(("Content-Type", "application/json")) }
+            let reply = try await harness.send(HTTPMethod(method), path, headers: fields, body: text)
+            return Reply(status: reply.status, headers: reply.headers, body: reply.body)
         }
 
         func bearer(_ token: String?) -> [String: String] { ["Authorization": "Bearer \(token ?? "")"] }
@@ -112,8 +106,10 @@ struct PasswordRoutesTests {
 
     // MARK: - Sign-up and sign-in
 
-    @Test func signUpThenSignInWithThePassword() async throws {
-        try await withFixture(Fixture()) { fixture in
+    /// The socket sample.
+    @Test(arguments: DatabaseEngine.available, Transport.allCases)
+    func signUpThenSignInWithThePassword(_ engine: DatabaseEngine, _ transport: Transport) async throws {
+        try await withFixture(Fixture(engine: engine, transport: transport)) { fixture in
             let made = try await fixture.signUp(" Ada@Example.com ", name: "Ada")
             #expect(made.status == 201, "\(made.body)")
             #expect(made.json?["created"] == .bool(true))
@@ -143,8 +139,9 @@ struct PasswordRoutesTests {
         }
     }
 
-    @Test func aWrongEmailAndAWrongPasswordReadAlike() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aWrongEmailAndAWrongPasswordReadAlike(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             _ = try await fixture.signUp("ada@example.com")
             let wrongPassword = try await fixture.signIn("ada@example.com", "wrong horse battery")
             let wrongEmail = try await fixture.signIn("nobody@example.com")
@@ -155,8 +152,9 @@ struct PasswordRoutesTests {
         }
     }
 
-    @Test func badRequestsWeakPasswordsAndTakenEmailsAreRefused() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func badRequestsWeakPasswordsAndTakenEmailsAreRefused(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             #expect(try await fixture.send("POST", "/api/auth/password/sign-up", [("email", .string("ada@example.com"))]).error == "invalid_request")
             #expect(try await fixture.send("POST", "/api/auth/password/sign-up", [("email", .integer(1)), ("password", .string("x"))]).error == "invalid_request")
             #expect(try await fixture.signUp("not-an-email").error == "invalid_request")
@@ -179,8 +177,9 @@ struct PasswordRoutesTests {
 
     // MARK: - Attempt limits
 
-    @Test func fiveFailuresForOneEmailAreTheLimitUntilTheWindowPasses() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func fiveFailuresForOneEmailAreTheLimitUntilTheWindowPasses(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             _ = try await fixture.signUp("ada@example.com")
             for _ in 0..<5 { #expect(try await fixture.signIn("ada@example.com", "wrong horse battery").status == 401) }
             let limited = try await fixture.signIn("ada@example.com")
@@ -196,8 +195,9 @@ struct PasswordRoutesTests {
         }
     }
 
-    @Test func twentyFailuresFromOneAddressAreTheLimit() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func twentyFailuresFromOneAddressAreTheLimit(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             for index in 0..<20 { #expect(try await fixture.signIn("u\(index)@example.com").status == 401) }
             let limited = try await fixture.signIn("someone-else@example.com")
             #expect(limited.status == 429 && limited.error == "too_many_attempts")
@@ -205,9 +205,10 @@ struct PasswordRoutesTests {
         }
     }
 
-    @Test func aBurstPastTheHashingQueueIsBusyNotFailed() async throws {
+    @Test(arguments: DatabaseEngine.available)
+    func aBurstPastTheHashingQueueIsBusyNotFailed(_ engine: DatabaseEngine) async throws {
         // One hashing thread and its queue of eight; clients behind a trusted proxy, each its own address.
-        try await withFixture(Fixture { $0.threads = 1; $0.trustedProxies = try! CIDRSet(cidrs: ["127.0.0.0/8"]) }) { fixture in
+        try await withFixture(Fixture(engine: engine) { $0.threads = 1; $0.trustedProxies = try! CIDRSet(cidrs: ["127.0.0.0/8"]) }) { fixture in
             let replies = try await withThrowingTaskGroup(of: Reply.self) { group in
                 for index in 0..<40 {
                     group.addTask {
@@ -227,8 +228,9 @@ struct PasswordRoutesTests {
 
     // MARK: - Changing a password
 
-    @Test func changingThePasswordNeedsTheCurrentOneAndEndsTheOtherSessions() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func changingThePasswordNeedsTheCurrentOneAndEndsTheOtherSessions(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let made = try await fixture.signUp("ada@example.com")
             let other = try await fixture.signIn("ada@example.com")
             let change: (String?, String) -> [(String, JSONValue)] = { current, new in
@@ -252,8 +254,9 @@ struct PasswordRoutesTests {
         }
     }
 
-    @Test func aFirstPasswordNeedsASessionMadeInTheLastTenMinutes() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aFirstPasswordNeedsASessionMadeInTheLastTenMinutes(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let apple = try await fixture.appleSignIn(Self.sub(2), email: "ada@example.com")
             #expect(apple.methods == ["apple"])
             fixture.clock.advance(by: 601)
@@ -270,15 +273,17 @@ struct PasswordRoutesTests {
 
     // MARK: - Reset
 
-    @Test func resetsNeedAWebhookURL() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func resetsNeedAWebhookURL(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let reply = try await fixture.send("POST", "/api/auth/password/reset-request", [("email", .string("ada@example.com"))])
             #expect(reply.status == 503 && reply.error == "not_configured")
         }
     }
 
-    @Test func aResetCodeFromTheWebhookWorksOnceWithinThirtyMinutes() async throws {
-        try await withFixture(Fixture(webhooks: true)) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aResetCodeFromTheWebhookWorksOnceWithinThirtyMinutes(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine, webhooks: true)) { fixture in
             let made = try await fixture.signUp("ada@example.com")
             let userID = try #require(made.user?["id"]?.string)
             for email in ["nobody@example.com", "ADA@example.com"] {
@@ -321,8 +326,9 @@ struct PasswordRoutesTests {
 
     // MARK: - The upgrade
 
-    @Test func theUpgradeBindsTheAppleIDAndRemovesThePassword() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func theUpgradeBindsTheAppleIDAndRemovesThePassword(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let made = try await fixture.signUp("ada@example.com")
             let body = [("email", JSONValue.string("ada@example.com")), ("password", .string("correct horse battery"))]
                 + (try fixture.apple(Self.sub(3), email: "ada@privaterelay.appleid.com"))
@@ -343,8 +349,9 @@ struct PasswordRoutesTests {
         }
     }
 
-    @Test func aFailedUpgradeLeavesBothAccountsAsTheyWere() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aFailedUpgradeLeavesBothAccountsAsTheyWere(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             _ = try await fixture.signUp("ada@example.com")
             let bob = try await fixture.appleSignIn(Self.sub(4))
             let password: [(String, JSONValue)] = [("email", .string("ada@example.com")), ("password", .string("correct horse battery"))]
@@ -372,8 +379,9 @@ struct PasswordRoutesTests {
 
     // MARK: - Linking
 
-    @Test func linkingAndUnlinkingAnAppleID() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func linkingAndUnlinkingAnAppleID(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let made = try await fixture.signUp("ada@example.com")
             try await fixture.prove("ada@example.com")
             let linked = try await fixture.send("POST", "/api/account/apple", try fixture.apple(Self.sub(6)), headers: fixture.bearer(made.token))
@@ -398,8 +406,9 @@ struct PasswordRoutesTests {
         }
     }
 
-    @Test func linkingNeedsARecentSignInAndTheLastMethodStays() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func linkingNeedsARecentSignInAndTheLastMethodStays(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let made = try await fixture.signUp("ada@example.com")
             try await fixture.prove("ada@example.com")
             fixture.clock.advance(by: 601)
@@ -416,8 +425,9 @@ struct PasswordRoutesTests {
 
     // MARK: - No silent merges
 
-    @Test func anAppleSignInWithAPasswordAccountsEmailIsRefusedAndItsNameKept() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func anAppleSignInWithAPasswordAccountsEmailIsRefusedAndItsNameKept(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let made = try await fixture.signUp("ada@example.com")
             // Only a proven email refuses (docs/guides/passwords-and-email.md).
             try await fixture.prove("ada@example.com")
