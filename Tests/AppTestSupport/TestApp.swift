@@ -102,9 +102,8 @@ public final class TestApp: Sendable {
             var requestHeaders = HTTPHeaders()
             for (name, value) in fields { requestHeaders.add(name, value) }
             let response = await application.responder.respond(to: HTTPRequest(method, target, headers: requestHeaders, body: Array(body.utf8)))
-            var names: [String: String] = [:]
-            for (name, value) in response.headers { names[name.lowercased()] = value }
-            return Reply(status: response.status, headers: names, body: String(decoding: response.body, as: UTF8.self))
+            let fields = response.headers.map { (name: $0.0, value: $0.1) }
+            return Reply(status: response.status, fields: fields, body: String(decoding: response.body, as: UTF8.self))
         case .socket:
             var request = "\(method.rawValue) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n"
             for (name, value) in fields { request += "\(name): \(value)\r\n" }
@@ -113,12 +112,11 @@ public final class TestApp: Sendable {
             var lines = text[..<split.lowerBound].components(separatedBy: "\r\n")
             let statusLine = lines.removeFirst().split(separator: " ")
             guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw HTTPGet.Failure.malformed }
-            var names: [String: String] = [:]
-            for line in lines {
-                guard let colon = line.firstIndex(of: ":") else { continue }
-                names[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let fields = lines.compactMap { line -> (name: String, value: String)? in
+                guard let colon = line.firstIndex(of: ":") else { return nil }
+                return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
             }
-            return Reply(status: status, headers: names, body: String(text[split.upperBound...]))
+            return Reply(status: status, fields: fields, body: String(text[split.upperBound...]))
         }
     }
 

@@ -6,7 +6,7 @@ import Testing
 import WireFormat
 @testable import SiwaApp
 
-/// docs/reference/http-api.md "Web flow" and §7 "Web" over real sockets: the redirect to Apple, Apple's form_post
+/// docs/reference/http-api.md "Web flow" and §7 "Web", in process on both engines with a socket sample: the redirect to Apple, Apple's form_post
 /// callback (built here as the simulator would post it), the pages and their forms. Every
 /// failure of the callback leaves no user and no session.
 @Suite struct WebFlowTests {
@@ -36,8 +36,10 @@ import WireFormat
         var origin: String { harness.application.configuration.publicOrigin }
         var redirectURI: String { harness.application.configuration.redirectURI }
 
-        init(configure: (inout Configuration) -> Void = { _ in }) async throws {
-            harness = try await TestApp(transport: .socket) {
+        init(
+            engine: DatabaseEngine = .sqlite, transport: Transport = .inProcess, configure: (inout Configuration) -> Void = { _ in }
+        ) async throws {
+            harness = try await TestApp(engine: engine, transport: transport) {
                 $0.clientIDs = [NativeSignInTests.app, WebFlowTests.web]
                 $0.webClientID = WebFlowTests.web
                 configure(&$0)
@@ -47,18 +49,8 @@ import WireFormat
         }
 
         func send(_ method: String, _ path: String, headers: [String: String] = [:], body: String = "") async throws -> Reply {
-            var request = "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
-            for (name, value) in headers { request += "\(name): \(value)\r\n" }
-            if method == "POST" { request += "Content-Length: \(body.utf8.count)\r\n" }
-            let text = try await HTTPGet.raw(port: port, request + "\r\n" + body)
-            guard let split = text.range(of: "\r\n\r\n") else { return Reply(status: 0, headers: [], body: text) }
-            var lines = text[..<split.lowerBound].components(separatedBy: "\r\n")
-            let status = Int(lines.removeFirst().split(separator: " ").dropFirst().first ?? "") ?? 0
-            let headers = lines.compactMap { line -> (String, String)? in
-                guard let colon = line.firstIndex(of: ":") else { return nil }
-                return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-            }
-            return Reply(status: status, headers: headers, body: String(text[split.upperBound...]))
+            let reply = try await harness.send(HTTPMethod(method), path, headers: headers.map { ($0.key, $0.value) }, body: body)
+            return Reply(status: reply.status, headers: reply.fields.map { ($0.name, $0.value) }, body: reply.body)
         }
 
         /// `GET /auth/apple/login`: the redirect's query and the binding cookie.
@@ -105,8 +97,10 @@ import WireFormat
 
     // MARK: - The happy path
 
-    @Test func loginRedirectsToAppleAndTheCallbackSignsIn() async throws {
-        try await withFixture(Fixture()) { fixture in
+    /// The socket sample.
+    @Test(arguments: DatabaseEngine.available, Transport.allCases)
+    func loginRedirectsToAppleAndTheCallbackSignsIn(_ engine: DatabaseEngine, _ transport: Transport) async throws {
+        try await withFixture(Fixture(engine: engine, transport: transport)) { fixture in
             let (login, query, binding) = try await fixture.login(returnTo: "/account?tab=1")
             #expect(login.status == 302)
             #expect(login.header("Location")?.hasPrefix(fixture.simulator.baseURL + "/auth/authorize?") == true)
@@ -147,8 +141,9 @@ import WireFormat
 
     // MARK: - Callback failures: each keeps nothing
 
-    @Test func everyCallbackFailureIsAPageAndCreatesNothing() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func everyCallbackFailureIsAPageAndCreatesNothing(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             func attempt(_ name: String, expecting status: Int, _ make: () async throws -> Reply) async throws {
                 let reply = try await make()
                 #expect(reply.status == status, "\(name): \(reply.status) \(reply.body)")
@@ -209,8 +204,9 @@ import WireFormat
         }
     }
 
-    @Test func aStateWorksOnce() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aStateWorksOnce(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let (_, query, binding) = try await fixture.login()
             let body = try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? "")
             await #expect(try fixture.callback(body, binding: binding).status == 303)
@@ -221,8 +217,9 @@ import WireFormat
         }
     }
 
-    @Test func cancellingGoesBackToTheStartAndUsesTheStateUp() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func cancellingGoesBackToTheStartAndUsesTheStateUp(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let (_, query, binding) = try await fixture.login()
             let reply = try await fixture.callback(FormFields(fields: [("error", "user_cancelled_authorize"), ("state", query["state"] ?? "")]).encoded(), binding: binding)
             #expect(reply.status == 303)
@@ -234,9 +231,9 @@ import WireFormat
         }
     }
 
-    @Test(arguments: ["//evil.example/", "https://evil.example/account", "/\\evil.example", "javascript:alert(1)", "/a\u{0}b", "http://localhost:8081/"])
-    func aForeignReturnToIs400(_ returnTo: String) async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available, ["//evil.example/", "https://evil.example/account", "/\\evil.example", "javascript:alert(1)", "/a\u{0}b", "http://localhost:8081/"])
+    func aForeignReturnToIs400(_ engine: DatabaseEngine, _ returnTo: String) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let reply = try await fixture.send("GET", "/auth/apple/login?return_to=" + FormURLEncoding.escape(returnTo))
             #expect(reply.status == 400)
             #expect(reply.body.hasPrefix(#"{"error":"invalid_request""#))
@@ -245,8 +242,9 @@ import WireFormat
         }
     }
 
-    @Test func anAllowedOriginIsAValidReturnTo() async throws {
-        try await withFixture(Fixture { $0.allowedReturnOrigins = ["https://app.example.com"] }) { fixture throws in
+    @Test(arguments: DatabaseEngine.available)
+    func anAllowedOriginIsAValidReturnTo(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine) { $0.allowedReturnOrigins = ["https://app.example.com"] }) { fixture throws in
             await #expect(try fixture.send("GET", "/auth/apple/login?return_to=" + FormURLEncoding.escape("https://app.example.com/welcome")).status == 302)
             await #expect(try fixture.send("GET", "/auth/apple/login?return_to=" + FormURLEncoding.escape("https://app.example.com.evil/")).status == 400)
         }
@@ -254,8 +252,9 @@ import WireFormat
 
     // MARK: - Pages and forms
 
-    @Test func theSignInPageHasTheButtonAndTheSecurityHeaders() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func theSignInPageHasTheButtonAndTheSecurityHeaders(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let page = try await fixture.send("GET", "/")
             #expect(page.status == 200)
             Self.expectPageHeaders(page)
@@ -288,8 +287,9 @@ import WireFormat
 
     /// Our pages send `Referrer-Policy: no-referrer`, so browsers post their forms with
     /// `Origin: null`: that passes with the CSRF token; a foreign or missing origin does not.
-    @Test func formsNeedTheCSRFTokenAndNoForeignOrigin() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func formsNeedTheCSRFTokenAndNoForeignOrigin(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let session = try await Self.signedIn(fixture)
             let cookie = "\(SessionCookies.sessionName)=\(session)"
             let page = try await fixture.send("GET", "/account", headers: ["Cookie": cookie])
@@ -316,8 +316,9 @@ import WireFormat
         }
     }
 
-    @Test func endingSessionsAndDeletingTheAccountFromThePage() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func endingSessionsAndDeletingTheAccountFromThePage(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let first = try await Self.signedIn(fixture)
             let second = try await Self.signedIn(fixture)
             let third = try await Self.signedIn(fixture)
@@ -329,8 +330,11 @@ import WireFormat
             let form = ["Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded", "Origin": fixture.origin]
 
             // End the second session by its id (taken from the page).
-            let secondID = try await #require(try fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(second)"]).status == 200
-                ? fixture.database.read { try $0.queryOne("SELECT id FROM sessions ORDER BY rowid LIMIT 1 OFFSET 1", [])?.string(0) } : nil)
+            let secondLive = try await fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(second)"]).status
+            try #require(secondLive == 200)
+            let listed = try await fixture.send("GET", "/api/sessions", headers: ["Authorization": "Bearer \(second)"])
+            let current = try JSONParser.parse(listed.body).object?["sessions"]?.array?.first { $0.object?["current"] == .bool(true) }
+            let secondID = try #require(current?.object?["id"]?.string)
             let ended = try await fixture.send("POST", "/account/sessions/\(secondID)/end", headers: form, body: "csrf=\(token)")
             #expect(ended.header("Location") == "/account?ended=1")
             await #expect(try fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(second)"]).status == 401)
@@ -353,8 +357,9 @@ import WireFormat
 
     /// Sign in with Apple JS popup mode: the page forwards Apple's result to the JSON route,
     /// and a same-origin call gets the session cookie too.
-    @Test func aSameOriginJSONSignInAlsoSetsTheCookie() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aSameOriginJSONSignInAlsoSetsTheCookie(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let issued = try fixture.simulator.issueCode(sub: "000901.0.0901", clientID: Self.web, nonce: "n", redirectURI: fixture.redirectURI)
             let body = JSONWriter.string(.object(JSONObject([
                 ("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)), ("nonce", .string("n")),
