@@ -4,7 +4,7 @@ import Testing
 import WireFormat
 @testable import SiwaApp
 
-/// docs/guides/passwords-and-email.md "Language" over real sockets: every page (`/`, `/account`, the password forms, the
+/// docs/guides/passwords-and-email.md "Language", in process on both engines: every page (`/`, `/account`, the password forms, the
 /// reset and verification pages, the error pages) in Korean by `Accept-Language: ko-KR` and by
 /// `?lang=ko` (which wins, and which links, forms and redirects carry on), in English by
 /// default and for a language siwa-server does not speak; the button in Apple's Korean words;
@@ -46,8 +46,9 @@ struct KoreanPagesTests {
         return ("\(SessionCookies.formName)=\(cookie)", try #require(PasswordPagesTests.csrf(in: home.body)))
     }
 
-    @Test func theSignInPageSpeaksTheLanguageOfTheRequest() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func theSignInPageSpeaksTheLanguageOfTheRequest(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             for headers in [[:], Self.french, ["Accept-Language": "en-US,en;q=0.9"]] {
                 let english = try await fixture.send("GET", "/", headers: headers)
                 Self.expectLanguage(english, "en")
@@ -92,8 +93,9 @@ struct KoreanPagesTests {
         }
     }
 
-    @Test func formsAndTheAccountPageKeepAChosenLanguage() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func formsAndTheAccountPageKeepAChosenLanguage(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let (form, token) = try await Self.formToken(fixture)
             func post(_ path: String, _ fields: [(String, String)], cookie: String, headers: [String: String] = [:], origin: String? = nil) async throws -> Reply {
                 var all = ["Content-Type": "application/x-www-form-urlencoded", "Origin": origin ?? fixture.origin, "Cookie": cookie]
@@ -157,8 +159,9 @@ struct KoreanPagesTests {
         }
     }
 
-    @Test func theResetAndVerificationPagesInKorean() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func theResetAndVerificationPagesInKorean(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let code = "<x>\"&"
             for (path, headers) in [("/reset-password?code=\(FormURLEncoding.escape(code))", Self.korean), ("/reset-password?lang=ko&code=\(FormURLEncoding.escape(code))", [:])] {
                 let reset = try await fixture.send("GET", path, headers: headers)
@@ -195,8 +198,9 @@ struct KoreanPagesTests {
 
     /// Apple's callback carries no `?lang=`: the sign-in started with one returns to the account
     /// page with it, and a failed callback speaks the browser's language.
-    @Test func theWebSignInReturnsInTheChosenLanguage() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func theWebSignInReturnsInTheChosenLanguage(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let login = try await fixture.send("GET", "/auth/apple/login?lang=ko")
             let location = try #require(login.header("Location"))
             let query = try FormFields(parsing: location.split(separator: "?", maxSplits: 1).last ?? "")

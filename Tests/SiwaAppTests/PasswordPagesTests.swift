@@ -7,7 +7,7 @@ import TestSupport
 import WireFormat
 @testable import SiwaApp
 
-/// docs/guides/passwords-and-email.md "Pages" over real sockets: the sign-in page's email and password forms (bound to
+/// docs/guides/passwords-and-email.md "Pages", in process on both engines: the sign-in page's email and password forms (bound to
 /// the browser's `siwa_form` cookie), the account page's sign-in methods, and "Add Sign in with
 /// Apple", whose callback is Apple's cross-site POST carrying no session cookie.
 @Suite(.timeLimit(.minutes(2)))
@@ -37,8 +37,9 @@ struct PasswordPagesTests {
         ], body: FormFields(fields: fields).encoded())
     }
 
-    @Test func createAnAccountSignOutAndSignInWithThePassword() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func createAnAccountSignOutAndSignInWithThePassword(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let (cookie, token) = try await Self.formToken(fixture)
             let form = "\(SessionCookies.formName)=\(cookie)"
             let home = try await fixture.send("GET", "/", headers: ["Cookie": form])
@@ -74,8 +75,9 @@ struct PasswordPagesTests {
         }
     }
 
-    @Test func addSignInWithAppleLinksOnTheCrossSiteCallback() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func addSignInWithAppleLinksOnTheCrossSiteCallback(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let (cookie, token) = try await Self.formToken(fixture)
             let made = try await Self.post(
                 fixture, "/auth/password/sign-up", [("csrf", token), ("email", "ada@example.com"), ("password", "correct horse battery")],
@@ -119,8 +121,9 @@ struct PasswordPagesTests {
         }
     }
 
-    @Test func aLinkStartedByASessionThatEndedLinksNothing() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aLinkStartedByASessionThatEndedLinksNothing(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let (cookie, token) = try await Self.formToken(fixture)
             let made = try await Self.post(
                 fixture, "/auth/password/sign-up", [("csrf", token), ("email", "bob@example.com"), ("password", "correct horse battery")],
@@ -142,10 +145,11 @@ struct PasswordPagesTests {
         }
     }
 
-    @Test func theResetPageCarriesItsCodeAndAWeakPasswordKeepsIt() async throws {
+    @Test(arguments: DatabaseEngine.available)
+    func theResetPageCarriesItsCodeAndAWeakPasswordKeepsIt(_ engine: DatabaseEngine) async throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        try await withFixture(Fixture {
+        try await withFixture(Fixture(engine: engine) {
             $0.webhookURL = receiver.url
             $0.webhookSecret = receiver.secretBytes
         }) { fixture in
@@ -169,10 +173,11 @@ struct PasswordPagesTests {
     /// docs/guides/passwords-and-email.md: the forgot-password form is answered before its email is looked up, as the
     /// API is: with the work held, a known and an unknown email get the same 303, and only the
     /// known one gets a code once the work runs.
-    @Test func theForgotPasswordFormAnswersBeforeTheLookup() async throws {
+    @Test(arguments: DatabaseEngine.available)
+    func theForgotPasswordFormAnswersBeforeTheLookup(_ engine: DatabaseEngine) async throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        try await withFixture(Fixture {
+        try await withFixture(Fixture(engine: engine) {
             $0.webhookURL = receiver.url
             $0.webhookSecret = receiver.secretBytes
         }) { fixture in
@@ -199,10 +204,11 @@ struct PasswordPagesTests {
 
     /// docs/guides/passwords-and-email.md: the link's page only shows a button (fetching it uses nothing up); the button
     /// posts the code with the form's token and the page then says the address is verified.
-    @Test func theVerifyPageUsesTheCodeOnlyWhenItsButtonIsPressed() async throws {
+    @Test(arguments: DatabaseEngine.available)
+    func theVerifyPageUsesTheCodeOnlyWhenItsButtonIsPressed(_ engine: DatabaseEngine) async throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        try await withFixture(Fixture {
+        try await withFixture(Fixture(engine: engine) {
             $0.webhookURL = receiver.url
             $0.webhookSecret = receiver.secretBytes
         }) { fixture in
