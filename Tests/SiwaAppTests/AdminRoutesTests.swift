@@ -1,12 +1,13 @@
 import AppleSimulator
 import Foundation
+import HTTPServer
 import JSON
 import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// The admin API of docs/guides/connecting-your-backend.md over real sockets: the token, every route's answer and every
-/// refusal, on SQLite and on PostgreSQL.
+/// The admin API of docs/guides/connecting-your-backend.md, in process with a socket sample: the token, every route's
+/// answer and every refusal, on SQLite and on PostgreSQL.
 @Suite(.timeLimit(.minutes(3)))
 struct AdminRoutesTests {
     static let token = "admin-0123456789abcdefghijklmnopqrstuv"
@@ -32,21 +33,17 @@ struct AdminRoutesTests {
         let harness: TestApp
         let engine: Engine
 
-        init(_ engine: Engine, adminToken: String? = AdminRoutesTests.token, configure: @escaping (inout Configuration) -> Void = { _ in })
-            async throws
-        {
+        init(
+            _ engine: Engine, transport: Transport = .inProcess, adminToken: String? = AdminRoutesTests.token,
+            configure: @escaping (inout Configuration) -> Void = { _ in }
+        ) async throws {
             self.engine = engine
-            let url = engine == .postgres ? try await PostgresCluster.shared().makeDatabase() : nil
-            harness = try await TestApp(transport: .socket) {
+            harness = try await TestApp(engine: engine, transport: transport) {
                 $0.clientIDs = [AdminRoutesTests.app]
                 $0.adminToken = adminToken
                 // Events are appended to the outbox (nothing here delivers them).
                 $0.webhookURL = "http://127.0.0.1:9/siwa-events"
                 $0.webhookSecret = [UInt8](repeating: 3, count: 32)
-                if let url {
-                    $0.database = url
-                    $0.dataKey = [UInt8](repeating: 9, count: 32)
-                }
                 configure(&$0)
             }
             _ = try await harness.waitUntilReady()
@@ -68,24 +65,21 @@ struct AdminRoutesTests {
         func send(
             _ method: String, _ path: String, bearer: String? = AdminRoutesTests.token, authorization: String? = nil, body: String = ""
         ) async throws -> Reply {
-            var request = "\(method) \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n"
-            if !body.isEmpty { request += "Content-Type: application/json\r\n" }
-            if let authorization { request += "Authorization: \(authorization)\r\n" } else if let bearer { request += "Authorization: Bearer \(bearer)\r\n" }
-            let text = try await HTTPGet.raw(port: harness.application.port, request + "\r\n" + body)
-            let parts = text.components(separatedBy: "\r\n\r\n")
-            let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
-            return Reply(status: status, head: parts.first ?? "", body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+            var headers: [(String, String)] = []
+            if !body.isEmpty { headers.append(("Content-Type", "application/json")) }
+            if let authorization { headers.append(("Authorization", authorization)) } else if let bearer { headers.append(("Authorization", "Bearer \(bearer)")) }
+            let reply = try await harness.send(HTTPMethod(method), path, headers: headers, body: body)
+            let head = (["HTTP/1.1 \(reply.status)"] + reply.fields.map { "\($0.name): \($0.value)" }).joined(separator: "\r\n")
+            return Reply(status: reply.status, head: head, body: reply.body)
         }
 
         func me(_ session: String) async throws -> Reply {
             try await send("GET", "/api/me", bearer: session)
         }
 
-        /// The outbox's event bodies in order (nil on PostgreSQL, whose outbox the Store's own
-        /// tests read).
+        /// The outbox's event bodies in order.
         func events() throws -> [String]? {
-            guard engine == .sqlite else { return nil }
-            return try StoreSQL(harness.application.store).read {
+            try StoreSQL(harness.application.store).read {
                 try $0.query("SELECT body FROM webhook_events ORDER BY seq", []).map { try $0.string(0) }
             }
         }
@@ -97,8 +91,9 @@ struct AdminRoutesTests {
 
     // MARK: - The token
 
-    @Test func withoutAnAdminTokenEveryAdminPathIs404() async throws {
-        try await withFixture(Fixture(.sqlite, adminToken: nil)) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func withoutAnAdminTokenEveryAdminPathIs404(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine, adminToken: nil)) { fixture in
             for (method, path) in [
                 ("GET", "/admin/users"), ("GET", "/admin/users/usr_x"), ("PATCH", "/admin/users/usr_x"), ("DELETE", "/admin/users/usr_x"),
                 ("DELETE", "/admin/users/usr_x/sessions"), ("GET", "/admin"), ("GET", "/admin/nothing"),
@@ -110,8 +105,10 @@ struct AdminRoutesTests {
         }
     }
 
-    @Test func theTokenIsRequiredWholeAndComparedWithoutRegardToLength() async throws {
-        try await withFixture(Fixture(.sqlite)) { fixture in
+    /// The socket sample: over the socket, since it reads the access log, which the connection writes.
+    @Test(arguments: DatabaseEngine.available)
+    func theTokenIsRequiredWholeAndComparedWithoutRegardToLength(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine, transport: .socket)) { fixture in
             let (session, _) = try await fixture.signIn(sub: Self.sub(1))
             let token = Self.token
             var sameLength = Array(token.utf8)
