@@ -25,8 +25,9 @@ import TestSupport
         return claims
     }
 
-    @Test func everyReasonIsNamedCountedAndCreatesNothing() async throws {
-        try await withFixture(NativeSignInTests.Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func everyReasonIsNamedCountedAndCreatesNothing(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess)) { fixture in
             let simulator = fixture.simulator
             let now = Int64(Date().timeIntervalSince1970)
             let good = try simulator.signToken(claims: Self.claims())
@@ -86,7 +87,7 @@ import TestSupport
         ("wrong_audience", [("aud", .array([.string(app), .string("com.attacker.app")]))]),
     ])
     func hostileClaimsAreRefusedAndTheServerLivesOn(_ reason: String, _ changes: [(String, JSONValue)]) async throws {
-        try await withFixture(NativeSignInTests.Fixture()) { fixture in
+        try await withFixture(NativeSignInTests.Fixture(transport: .socket)) { fixture in
             let token = try fixture.simulator.signToken(claims: Self.claims(changes.map { ($0.0, $0.1) }))
             let reply = try await fixture.signIn([("identity_token", .string(token)), ("nonce", .string("n"))])
             #expect(reply.status == 401)
@@ -99,8 +100,9 @@ import TestSupport
 
     /// docs/reference/http-api.md: with `require_nonce` off, a request without a nonce for a token without one is
     /// accepted whatever `nonce_supported` says.
-    @Test func withoutRequireNonceATokenWithoutANonceSignsIn() async throws {
-        try await withFixture(NativeSignInTests.Fixture { $0.requireNonce = false }) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func withoutRequireNonceATokenWithoutANonceSignsIn(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess) { $0.requireNonce = false }) { fixture in
             let token = try fixture.simulator.signToken(claims: Self.claims([("nonce", nil), ("nonce_supported", .bool(true))]))
             let reply = try await fixture.signIn([("identity_token", .string(token))])
             #expect(reply.status == 200, "\(reply.body)")
@@ -109,8 +111,9 @@ import TestSupport
 
     /// Apple exchanges the code for another person's grant: refused, nothing kept, and the
     /// grant Apple made is revoked through the queue.
-    @Test func aCodeOfAnotherSubjectIsSubjectMismatchAndItsGrantIsRevoked() async throws {
-        try await withFixture(NativeSignInTests.Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aCodeOfAnotherSubjectIsSubjectMismatchAndItsGrantIsRevoked(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess)) { fixture in
             let simulator = fixture.simulator
             let someoneElse = try simulator.issueCode(sub: "000701.00000000000000000000000000000701.0701", clientID: Self.app, nonce: "n")
             let token = try simulator.signToken(claims: Self.claims([("c_hash", .string(TokenVerifier.codeHash(someoneElse.code)))]))
@@ -124,18 +127,17 @@ import TestSupport
         }
     }
 
-    @Test func withoutAppleKeysItIs503KeysUnavailable() async throws {
-        try await withApp(transport: .socket, configure: {
+    @Test(arguments: DatabaseEngine.available)
+    func withoutAppleKeysItIs503KeysUnavailable(_ engine: DatabaseEngine) async throws {
+        try await withApp(engine: engine, configure: {
             $0.clientIDs = [Self.app]
             $0.appleBaseURL = "http://127.0.0.1:1"
         }) { harness in
             let token = try harness.simulator.signToken(claims: Self.claims())
             let body = JSONWriter.string(.object(JSONObject([("identity_token", .string(token)), ("nonce", .string("n"))])))
-            let reply = try await HTTPGet.raw(
-                port: harness.application.port,
-                "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-            #expect(reply.hasPrefix("HTTP/1.1 503 "))
-            #expect(reply.contains(#"{"error":"keys_unavailable""#))
+            let reply = try await harness.send(.post, "/api/auth/apple", body: body)
+            #expect(reply.status == 503)
+            #expect(reply.body.contains(#"{"error":"keys_unavailable""#))
         }
     }
 }
