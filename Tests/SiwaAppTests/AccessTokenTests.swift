@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import JOSE
 import JSON
 import Logging
@@ -8,8 +9,8 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// docs/guides/connecting-your-backend.md "Access tokens": `POST /api/token` and `GET /.well-known/jwks.json` over real
-/// sockets, the tokens checked by an independent implementation, and rotation under a held clock.
+/// docs/guides/connecting-your-backend.md "Access tokens": `POST /api/token` and `GET /.well-known/jwks.json` in process on
+/// both engines with a socket sample, the tokens checked by an independent implementation, and rotation under a held clock.
 @Suite(.timeLimit(.minutes(2)))
 struct AccessTokenTests {
 
@@ -26,8 +27,11 @@ struct AccessTokenTests {
         var application: Application { harness.application }
         var keys: AccessTokenKeys { harness.application.accessTokenKeys }
 
-        init(clock: HeldClock? = nil, configure: @escaping (inout Configuration) -> Void = { _ in }) async throws {
-            harness = try await TestApp(transport: .socket, clock: clock) {
+        init(
+            engine: DatabaseEngine = .sqlite, transport: Transport = .inProcess, clock: HeldClock? = nil,
+            configure: @escaping (inout Configuration) -> Void = { _ in }
+        ) async throws {
+            harness = try await TestApp(engine: engine, transport: transport, clock: clock) {
                 $0.publicURL = "https://auth.example.com"
                 configure(&$0)
             }
@@ -45,7 +49,8 @@ struct AccessTokenTests {
         }
 
         func send(_ method: String, _ path: String, headers: [String: String] = [:]) async throws -> Reply {
-            try await AccessTokenTests.send(application, method, path, headers: headers)
+            let reply = try await harness.get(path, method: HTTPMethod(method), headers: headers)
+            return Reply(status: reply.status, headers: reply.headers, body: reply.body)
         }
 
         /// `POST /api/token` with the session as a bearer: the token.
@@ -63,9 +68,14 @@ struct AccessTokenTests {
         func stop() async { await harness.stop() }
     }
 
+    /// One request to `application` (a restarted one, outside any fixture) through its responder.
     static func send(_ application: Application, _ method: String, _ path: String, headers: [String: String] = [:]) async throws -> Reply {
-        let reply = try await HTTPGet.run(port: application.port, method: method, path: path, headers: headers)
-        return Reply(status: reply.status, headers: reply.headers, body: reply.body)
+        var fields = HTTPHeaders()
+        for (name, value) in headers { fields.add(name, value) }
+        let response = await application.responder.respond(to: HTTPRequest(HTTPMethod(method), path, headers: fields))
+        var names: [String: String] = [:]
+        for (name, value) in response.headers { names[name.lowercased()] = value }
+        return Reply(status: response.status, headers: names, body: String(decoding: response.body, as: UTF8.self))
     }
 
     /// The decoded header and claims of a compact JWS, unverified (the verifier is Python's).
@@ -81,9 +91,12 @@ struct AccessTokenTests {
         return (try object(parts[0]), try object(parts[1]))
     }
 
-    @Test(.enabled(if: PythonTools.testsEnabled, "the Python verifiers are not installed (Scripts/python-tools)"))
-    func aSessionGetsATokenThatAnIndependentVerifierAcceptsAgainstTheJWKS() async throws {
-        try await withFixture(Fixture { $0.accessTokenTTL = .seconds(600) }) { fixture in
+    /// The socket sample.
+    @Test(
+        .enabled(if: PythonTools.testsEnabled, "the Python verifiers are not installed (Scripts/python-tools)"),
+        arguments: DatabaseEngine.available, Transport.allCases)
+    func aSessionGetsATokenThatAnIndependentVerifierAcceptsAgainstTheJWKS(_ engine: DatabaseEngine, _ transport: Transport) async throws {
+        try await withFixture(Fixture(engine: engine, transport: transport) { $0.accessTokenTTL = .seconds(600) }) { fixture in
             let now = Int64(Date().timeIntervalSince1970)
             let (ada, session) = try await fixture.signIn(sub: "000900.00000000000000000000000000000900.0900", externalID: "crm-42", now: now)
 
@@ -126,8 +139,9 @@ struct AccessTokenTests {
         }
     }
 
-    @Test func theAudienceIsConfigurableAndUnsetClaimsAreLeftOut() async throws {
-        try await withFixture(Fixture { $0.accessTokenAudienceSetting = "https://api.example.com" }) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func theAudienceIsConfigurableAndUnsetClaimsAreLeftOut(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine) { $0.accessTokenAudienceSetting = "https://api.example.com" }) { fixture in
             let now = Int64(Date().timeIntervalSince1970)
             let (_, session) = try await fixture.signIn(sub: "000901.00000000000000000000000000000901.0901", now: now)
             let reply = try await fixture.send("POST", "/api/token", headers: ["Authorization": "Bearer \(session)"])
@@ -140,8 +154,9 @@ struct AccessTokenTests {
         }
     }
 
-    @Test func theJWKSIsPublicCacheableAndHoldsOnlyPublicHalves() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func theJWKSIsPublicCacheableAndHoldsOnlyPublicHalves(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let reply = try await fixture.send("GET", "/.well-known/jwks.json")
             #expect(reply.status == 200)
             #expect(reply.headers["cache-control"] == "public, max-age=300")
@@ -163,8 +178,9 @@ struct AccessTokenTests {
         }
     }
 
-    @Test func noLiveSessionNoToken() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func noLiveSessionNoToken(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let now = Int64(Date().timeIntervalSince1970)
             let (_, session) = try await fixture.signIn(sub: "000902.00000000000000000000000000000902.0902", now: now)
 
@@ -193,10 +209,11 @@ struct AccessTokenTests {
     /// With time held: after `signing_key_rotation` the periodic check makes a new key, which is
     /// published at once and signs after the publication lead; the old key stays in the JWKS for
     /// a day after it stopped signing, then leaves it, and housekeeping deletes it.
-    @Test func rotationPublishesTheNewKeyBeforeItSignsAndKeepsTheOldOneADay() async throws {
+    @Test(arguments: DatabaseEngine.available)
+    func rotationPublishesTheNewKeyBeforeItSignsAndKeepsTheOldOneADay(_ engine: DatabaseEngine) async throws {
         let start = Int64(Date().timeIntervalSince1970)
         let clock = HeldClock(start)
-        try await withFixture(Fixture(clock: clock) {
+        try await withFixture(Fixture(engine: engine, clock: clock) {
             $0.signingKeyRotation = .seconds(7 * 86_400)
             // The session must outlive the days the clock is moved on.
             $0.sessionIdleTTL = .seconds(60 * 86_400)
@@ -273,10 +290,11 @@ struct AccessTokenTests {
     /// `rotate-signing-key` run while the server is stopped (docs/guides/connecting-your-backend.md): the server started
     /// afterwards signs its very first token with the new key; the old key stays in the JWKS
     /// until a day has passed, then leaves it.
-    @Test func aKeyRotatedByTheCommandSignsTheFirstTokenAfterAStart() async throws {
+    @Test(arguments: DatabaseEngine.available)
+    func aKeyRotatedByTheCommandSignsTheFirstTokenAfterAStart(_ engine: DatabaseEngine) async throws {
         let start = Int64(Date().timeIntervalSince1970)
         let clock = HeldClock(start)
-        try await withFixture(Fixture(clock: clock) { $0.sessionIdleTTL = .seconds(60 * 86_400) }) { fixture in
+        try await withFixture(Fixture(engine: engine, clock: clock) { $0.sessionIdleTTL = .seconds(60 * 86_400) }) { fixture in
             let (_, session) = try await fixture.signIn(sub: "000905.00000000000000000000000000000905.0905", now: start)
             let first = try #require(fixture.keys.publishedKids.first)
             #expect(try await Self.signer(fixture.application, session: session) == (first, [first]))
@@ -302,10 +320,11 @@ struct AccessTokenTests {
 
     /// `rotate-signing-key --retire-old` (a key that leaked): every older key leaves the JWKS at
     /// once, also one a plain rotation had just replaced, and the new key signs.
-    @Test func retiringTheOldKeysLeavesOnlyTheNewOneInTheJWKS() async throws {
+    @Test(arguments: DatabaseEngine.available)
+    func retiringTheOldKeysLeavesOnlyTheNewOneInTheJWKS(_ engine: DatabaseEngine) async throws {
         let start = Int64(Date().timeIntervalSince1970)
         let clock = HeldClock(start)
-        try await withFixture(Fixture(clock: clock) { $0.sessionIdleTTL = .seconds(60 * 86_400) }) { fixture in
+        try await withFixture(Fixture(engine: engine, clock: clock) { $0.sessionIdleTTL = .seconds(60 * 86_400) }) { fixture in
             let (_, session) = try await fixture.signIn(sub: "000906.00000000000000000000000000000906.0906", now: start)
             let first = try #require(fixture.keys.publishedKids.first)
             var plain: SigningKeyRotation.Rotated?
@@ -330,8 +349,9 @@ struct AccessTokenTests {
     /// The signing key opens only with the `data_key` that sealed it: a server given another
     /// key refuses to start, saying why, rather than answer every token request with a 500. So
     /// does one whose key's row publishes another key's JWK.
-    @Test func aServerWhoseSigningKeyDoesNotOpenDoesNotStart() async throws {
-        try await withFixture(Fixture { $0.dataKey = [UInt8](repeating: 1, count: 32) }) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aServerWhoseSigningKeyDoesNotOpenDoesNotStart(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine) { $0.dataKey = [UInt8](repeating: 1, count: 32) }) { fixture in
             await fixture.harness.stopApplication()
             var configuration = fixture.application.configuration
             configuration.dataKey = [UInt8](repeating: 2, count: 32)
