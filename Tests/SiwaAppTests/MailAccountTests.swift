@@ -21,8 +21,9 @@ struct MailAccountTests {
             headers: language.map { ["Accept-Language": $0] } ?? [:])
     }
 
-    @Test func theLocaleComesFromAcceptLanguageAndPatchChangesIt() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func theLocaleComesFromAcceptLanguageAndPatchChangesIt(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let korean = try await Self.signUp(fixture, "kim@example.com", language: "ko-KR,ko;q=0.9,en-US;q=0.8")
             #expect(korean.status == 201 && korean.user?["locale"] == .string("ko"))
             #expect(try await Self.signUp(fixture, "ada@example.com", language: "fr-FR, en;q=0.5, ko;q=0.4").user?["locale"] == .string("en"))

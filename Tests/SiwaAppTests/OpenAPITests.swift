@@ -11,8 +11,10 @@ import Testing
         try #require(try JSONParser.parse(OpenAPIDocument.json).object)
     }
 
-    @Test func theServedDocumentIsOpenAPI31() async throws {
-        try await withApp(transport: .socket) { harness in
+    /// The socket sample.
+    @Test(arguments: DatabaseEngine.available, Transport.allCases)
+    func theServedDocumentIsOpenAPI31(_ engine: DatabaseEngine, _ transport: Transport) async throws {
+        try await withApp(engine: engine, transport: transport) { harness in
             let reply = try await harness.get("/openapi.json")
             #expect(reply.status == 200)
             #expect(reply.headers["content-type"] == "application/json")

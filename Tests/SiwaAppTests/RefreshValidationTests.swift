@@ -6,8 +6,8 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// docs/reference/http-api.md "Refresh-token re-validation", end to end against the simulator: the validator
-/// runs inside the application with a one-second interval.
+/// docs/reference/http-api.md "Refresh-token re-validation", end to end against the simulator, in process on both
+/// engines: the validator runs inside the application with a one-second interval.
 @Suite struct RefreshValidationTests {
     static let app = NativeSignInTests.app
 
@@ -26,8 +26,9 @@ import TestSupport
         simulator.calls.filter { $0.endpoint == "token" && $0.parameters["grant_type"] == "refresh_token" }
     }
 
-    @Test func aRefreshTokenAppleRefusesEndsTheSessionsLikeConsentRevoked() async throws {
-        try await withFixture(NativeSignInTests.Fixture { $0.refreshValidationInterval = .seconds(1) }) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aRefreshTokenAppleRefusesEndsTheSessionsLikeConsentRevoked(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess) { $0.refreshValidationInterval = .seconds(1) }) { fixture in
             let session = try await Self.signInWithCode(fixture, sub: Self.sub(1))
             #expect(fixture.simulator.revokeConsent(sub: Self.sub(1), clientID: Self.app) > 0)
 
@@ -50,8 +51,9 @@ import TestSupport
         }
     }
 
-    @Test func whileAppleFailsNothingEndsAndTheTokenIsCheckedAgainLater() async throws {
-        try await withFixture(NativeSignInTests.Fixture { $0.refreshValidationInterval = .seconds(1) }) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func whileAppleFailsNothingEndsAndTheTokenIsCheckedAgainLater(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess) { $0.refreshValidationInterval = .seconds(1) }) { fixture in
             let session = try await Self.signInWithCode(fixture, sub: Self.sub(2))
             fixture.simulator.injectFault(SimulatorFault(endpoint: .token, status: 503, count: 2))
             let metrics = fixture.harness.application.metrics
@@ -64,13 +66,11 @@ import TestSupport
         }
     }
 
-    @Test func aUserWithoutALiveSessionIsNotAskedAbout() async throws {
-        try await withFixture(NativeSignInTests.Fixture { $0.refreshValidationInterval = .seconds(1) }) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aUserWithoutALiveSessionIsNotAskedAbout(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess) { $0.refreshValidationInterval = .seconds(1) }) { fixture in
             let session = try await Self.signInWithCode(fixture, sub: Self.sub(3))
-            let logout = try await HTTPGet.raw(
-                port: fixture.harness.application.port,
-                "POST /api/logout HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\nContent-Length: 0\r\n\r\n")
-            #expect(logout.hasPrefix("HTTP/1.1 204"))
+            #expect(try await fixture.harness.send(.post, "/api/logout", bearer: session).status == 204)
             let metrics = fixture.harness.application.metrics
             // The validator has looked at the token (it was due) and let it be.
             let schedule = fixture.harness.application.store.refreshSchedule
@@ -81,8 +81,9 @@ import TestSupport
     }
 
     /// One batch asks Apple about at most `maxPerSecond` users, one after the other.
-    @Test func aBatchIsBoundedByTheRate() async throws {
-        try await withFixture(NativeSignInTests.Fixture { $0.refreshValidationInterval = .zero }) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aBatchIsBoundedByTheRate(_ engine: DatabaseEngine) async throws {
+        try await withFixture(NativeSignInTests.Fixture(engine: engine, transport: .inProcess) { $0.refreshValidationInterval = .zero }) { fixture in
             for n in 10..<17 { _ = try await Self.signInWithCode(fixture, sub: Self.sub(n)) }
             let application = fixture.harness.application
             let validator = RefreshValidator(

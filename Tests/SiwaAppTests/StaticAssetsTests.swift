@@ -3,8 +3,9 @@ import Testing
 
 /// `/static/siwa.css` and `/static/siwa.js` serve the resource files' bytes, exactly.
 @Suite struct StaticAssetsTests {
-    @Test func theServedBytesAreTheResourceFiles() async throws {
-        try await withFixture(WebFlowTests.Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func theServedBytesAreTheResourceFiles(_ engine: DatabaseEngine) async throws {
+        try await withFixture(WebFlowTests.Fixture(engine: engine)) { fixture in
             for (path, file, type) in [
                 ("/static/siwa.css", PackageResources.siwa_css, "text/css; charset=utf-8"),
                 ("/static/siwa.js", PackageResources.siwa_js, "text/javascript; charset=utf-8"),
