@@ -1,12 +1,13 @@
 import AppleSimulator
 import Foundation
+import HTTPServer
 import JSON
 @testable import Store
 import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// docs/reference/http-api.md "Database trouble is 503, everywhere", over real sockets on both engines: with
+/// docs/reference/http-api.md "Database trouble is 503, everywhere", in process on both engines: with
 /// PostgreSQL stopped, or SQLite's write lock held by another connection past the busy timeout,
 /// every route that needs the database answers 503 `database_unavailable` (a page route a 503
 /// page), nothing changes, and once the database is back everything works without a restart.
@@ -39,7 +40,10 @@ struct DatabaseOutageTests {
         /// A cluster of this test's own, for a test that stops it.
         let cluster: PostgresCluster?
 
-        init(_ engine: Engine, ownCluster: Bool = false, configure: @escaping (inout Configuration) -> Void = { _ in }) async throws {
+        init(
+            _ engine: Engine, transport: Transport = .inProcess, ownCluster: Bool = false,
+            configure: @escaping (inout Configuration) -> Void = { _ in }
+        ) async throws {
             self.engine = engine
             var url: String?
             if engine == .postgres {
@@ -49,7 +53,7 @@ struct DatabaseOutageTests {
             } else {
                 cluster = nil
             }
-            harness = try await TestApp(transport: .socket) {
+            harness = try await TestApp(transport: transport) {
                 $0.clientIDs = [DatabaseOutageTests.app, DatabaseOutageTests.web]
                 $0.webClientID = DatabaseOutageTests.web
                 $0.adminToken = DatabaseOutageTests.adminToken
@@ -75,14 +79,10 @@ struct DatabaseOutageTests {
             _ method: String, _ path: String, bearer: String? = nil, headers: [(String, String)] = [], body: String = "",
             contentType: String = "application/json"
         ) async throws -> Reply {
-            var request = "\(method) \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n"
-            if !body.isEmpty { request += "Content-Type: \(contentType)\r\n" }
-            if let bearer { request += "Authorization: Bearer \(bearer)\r\n" }
-            for (name, value) in headers { request += "\(name): \(value)\r\n" }
-            let text = try await HTTPGet.raw(port: harness.application.port, request + "\r\n" + body)
-            let parts = text.components(separatedBy: "\r\n\r\n")
-            let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
-            return Reply(status: status, head: parts.first ?? "", body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+            let fields = (body.isEmpty ? [] : [("Content-Type", contentType)]) + headers
+            let reply = try await harness.send(HTTPMethod(method), path, bearer: bearer, headers: fields, body: body)
+            let head = (["HTTP/1.1 \(reply.status)"] + reply.fields.map { "\($0.name): \($0.value)" }).joined(separator: "\r\n")
+            return Reply(status: reply.status, head: head, body: reply.body)
         }
 
         func post(_ path: String, _ fields: [(String, JSONValue)], bearer: String? = nil) async throws -> Reply {
@@ -274,9 +274,10 @@ struct DatabaseOutageTests {
     /// The database fails after Apple exchanged the code, the revocation queue too (SQLite:
     /// locked; PostgreSQL: each write's connection dies): 503, nothing kept, and Apple's new
     /// grant is revoked at Apple within the request.
-    @Test(arguments: Engine.available)
-    func freshTokensAreRevokedAtAppleWhenNeitherTheSignInNorTheQueueCanBeStored(_ engine: Engine) async throws {
-        try await withFixture(Fixture(engine) { $0.requireNonce = false }) { fixture in
+    /// The socket sample.
+    @Test(arguments: Engine.available, Transport.allCases)
+    func freshTokensAreRevokedAtAppleWhenNeitherTheSignInNorTheQueueCanBeStored(_ engine: Engine, _ transport: Transport) async throws {
+        try await withFixture(Fixture(engine, transport: transport) { $0.requireNonce = false }) { fixture in
             let mend = try await Self.failSignInsAndTheQueue(fixture)
 
             let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(10), withCode: true, nonce: false))

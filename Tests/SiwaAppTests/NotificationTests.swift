@@ -32,14 +32,7 @@ import Testing
 
         /// Runs `body` with a fresh fixture and stops it at scope exit, whatever happened.
         static func with(engine: DatabaseEngine, transport: Transport = .inProcess, _ body: (Fixture) async throws -> Void) async throws {
-            try await withFixture(Fixture(engine: engine, transport: transport)) { fixture in
-                do {
-                    try await body(fixture)
-                } catch {
-                    await fixture.stop()
-                    throw error
-                }
-            }
+            try await withFixture(Fixture(engine: engine, transport: transport), body)
         }
 
         /// A user as a sign-in would have left it, with a live session and stored Apple tokens.
