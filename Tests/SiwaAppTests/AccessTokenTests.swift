@@ -91,12 +91,11 @@ struct AccessTokenTests {
         return (try object(parts[0]), try object(parts[1]))
     }
 
-    /// The socket sample.
     @Test(
         .enabled(if: PythonTools.testsEnabled, "the Python verifiers are not installed (Scripts/python-tools)"),
-        arguments: DatabaseEngine.available, Transport.allCases)
-    func aSessionGetsATokenThatAnIndependentVerifierAcceptsAgainstTheJWKS(_ engine: DatabaseEngine, _ transport: Transport) async throws {
-        try await withFixture(Fixture(engine: engine, transport: transport) { $0.accessTokenTTL = .seconds(600) }) { fixture in
+        arguments: DatabaseEngine.available)
+    func aSessionGetsATokenThatAnIndependentVerifierAcceptsAgainstTheJWKS(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine) { $0.accessTokenTTL = .seconds(600) }) { fixture in
             let now = Int64(Date().timeIntervalSince1970)
             let (ada, session) = try await fixture.signIn(sub: "000900.00000000000000000000000000000900.0900", externalID: "crm-42", now: now)
 
@@ -178,9 +177,10 @@ struct AccessTokenTests {
         }
     }
 
-    @Test(arguments: DatabaseEngine.available)
-    func noLiveSessionNoToken(_ engine: DatabaseEngine) async throws {
-        try await withFixture(Fixture(engine: engine)) { fixture in
+    /// The socket sample.
+    @Test(arguments: DatabaseEngine.available, Transport.allCases)
+    func noLiveSessionNoToken(_ engine: DatabaseEngine, _ transport: Transport) async throws {
+        try await withFixture(Fixture(engine: engine, transport: transport)) { fixture in
             let now = Int64(Date().timeIntervalSince1970)
             let (_, session) = try await fixture.signIn(sub: "000902.00000000000000000000000000000902.0902", now: now)
 

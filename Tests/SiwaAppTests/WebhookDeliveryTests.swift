@@ -8,8 +8,8 @@ import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// Webhook delivery (docs/guides/connecting-your-backend.md) from the assembled application to a receiver on a loopback
-/// socket: signatures checked by the receiver's own HMAC and by `standardwebhooks`, the outbox's
+/// Webhook delivery (docs/guides/connecting-your-backend.md) from the assembled application (in process, on both
+/// engines) to a receiver on a loopback socket: signatures checked by the receiver's own HMAC and by `standardwebhooks`, the outbox's
 /// atomicity seen from outside, order per user, back-off and retention on a held clock, a
 /// hanging receiver, and two instances on one PostgreSQL database.
 @Suite(.timeLimit(.minutes(2)))
@@ -29,18 +29,14 @@ struct WebhookDeliveryTests {
         ) async throws {
             let receiver = try receiver ?? WebhookReceiver(script: script)
             self.receiver = receiver
-            var location = database
-            if location == nil, engine == .postgres { location = try await PostgresCluster.shared().makeDatabase() }
-            harness = try await TestApp(transport: .socket, clock: clock) {
+            harness = try await TestApp(engine: engine, clock: clock) {
                 $0.clientIDs = [NativeSignInTests.app]
                 $0.webhookURL = receiver.url
                 $0.webhookSecret = receiver.secretBytes
                 $0.webhookBackoff = backoff
                 $0.webhookRetention = retention
-                if let location {
-                    $0.database = location
-                    $0.dataKey = [UInt8](repeating: 7, count: 32)
-                }
+                // Another instance's database, shared.
+                if let database { $0.database = database }
                 configure(&$0)
             }
         }
@@ -65,19 +61,12 @@ struct WebhookDeliveryTests {
         func signInOverHTTP(_ sub: String, email: String? = nil, replaying token: String? = nil) async throws -> (status: Int, json: JSONObject?, token: String) {
             let identityToken = try token ?? harness.simulator.issueCode(sub: sub, clientID: NativeSignInTests.app, nonce: "n", email: email).identityToken
             let text = JSONWriter.string(.object(JSONObject([("identity_token", .string(identityToken)), ("nonce", .string("n"))])))
-            let reply = try await HTTPGet.raw(
-                port: harness.application.port,
-                "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(text.utf8.count)\r\n\r\n\(text)")
-            let status = Int(reply.split(separator: " ").dropFirst().first ?? "") ?? 0
-            let body = reply.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
-            return (status, try? JSONParser.parse(body).object, identityToken)
+            let reply = try await harness.send(.post, "/api/auth/apple", headers: [("Content-Type", "application/json")], body: text)
+            return (reply.status, reply.json, identityToken)
         }
 
         func deleteAccount(session: String) async throws -> Int {
-            let reply = try await HTTPGet.raw(
-                port: harness.application.port,
-                "DELETE /api/account HTTP/1.1\r\nHost: t\r\nConnection: close\r\nAuthorization: Bearer \(session)\r\nContent-Length: 0\r\n\r\n")
-            return Int(reply.split(separator: " ").dropFirst().first ?? "") ?? 0
+            try await harness.send(.delete, "/api/account", bearer: session).status
         }
 
         func metrics() async throws -> String { try await harness.get("/metrics").body }
@@ -107,9 +96,9 @@ struct WebhookDeliveryTests {
 
     // MARK: - Format and signatures
 
-    @Test(.enabled(if: PythonTools.testsEnabled, "needs .build-py with standardwebhooks"))
-    func everyEventIsSignedAndVerifiesWithAnIndependentHMACAndWithStandardWebhooks() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(.enabled(if: PythonTools.testsEnabled, "needs .build-py with standardwebhooks"), arguments: DatabaseEngine.available)
+    func everyEventIsSignedAndVerifiesWithAnIndependentHMACAndWithStandardWebhooks(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine)) { fixture in
             _ = try await fixture.harness.waitUntilReady()
             let sub = Self.sub(1)
             let signIn = try await fixture.signInOverHTTP(sub, email: "ada@example.com")
@@ -158,8 +147,9 @@ struct WebhookDeliveryTests {
     /// The outbox seen from outside: what a refused request attempted never reaches the
     /// receiver, and what was committed always does (the outbox is the only way out, and it
     /// ends empty with exactly these events delivered).
-    @Test func aChangeThatFailsEmitsNothingAndOneThatCommitsAlwaysEmits() async throws {
-        try await withFixture(Fixture()) { fixture in
+    @Test(arguments: DatabaseEngine.available)
+    func aChangeThatFailsEmitsNothingAndOneThatCommitsAlwaysEmits(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine)) { fixture in
             _ = try await fixture.harness.waitUntilReady()
             let first = try await fixture.signInOverHTTP(Self.sub(2))
             #expect(first.status == 200)
@@ -171,10 +161,8 @@ struct WebhookDeliveryTests {
             let text = JSONWriter.string(.object(JSONObject([
                 ("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)), ("nonce", .string("n")),
             ])))
-            let refused = try await HTTPGet.raw(
-                port: fixture.harness.application.port,
-                "POST /api/auth/apple HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(text.utf8.count)\r\n\r\n\(text)")
-            #expect(refused.hasPrefix("HTTP/1.1 401"))
+            let refused = try await fixture.harness.send(.post, "/api/auth/apple", headers: [("Content-Type", "application/json")], body: text)
+            #expect(refused.status == 401)
             #expect(try await fixture.deleteAccount(session: "not-a-session") == 401)
             #expect(try await fixture.deleteAccount(session: session) == 202)
 
@@ -231,9 +219,10 @@ struct WebhookDeliveryTests {
         }
     }
 
-    @Test func aReceiverAnswering500ThreeTimesThen200GetsTheEventOnceMoreEachTimeAndThenItIsDone() async throws {
+    @Test(arguments: DatabaseEngine.available)
+    func aReceiverAnswering500ThreeTimesThen200GetsTheEventOnceMoreEachTimeAndThenItIsDone(_ engine: DatabaseEngine) async throws {
         let clock = HeldClock(Int64(Date().timeIntervalSince1970))
-        try await withFixture(Fixture(clock: clock, backoff: .seconds(10)) { _, index in index < 3 ? .status(500) : .status(200) }) { fixture in
+        try await withFixture(Fixture(engine, clock: clock, backoff: .seconds(10)) { _, index in index < 3 ? .status(500) : .status(200) }) { fixture in
             let t0 = clock.now
             _ = try await fixture.user(Self.sub(6), now: t0)
             let queue = fixture.store.webhooks
@@ -268,9 +257,10 @@ struct WebhookDeliveryTests {
         }
     }
 
-    @Test func afterTheRetentionAnEventIsFailedAndTheUsersNextEventGoesOn() async throws {
+    @Test(arguments: DatabaseEngine.available)
+    func afterTheRetentionAnEventIsFailedAndTheUsersNextEventGoesOn(_ engine: DatabaseEngine) async throws {
         let clock = HeldClock(Int64(Date().timeIntervalSince1970))
-        try await withFixture(Fixture(clock: clock, backoff: .seconds(10), retention: .seconds(60)) { delivery, _ in
+        try await withFixture(Fixture(engine, clock: clock, backoff: .seconds(10), retention: .seconds(60)) { delivery, _ in
             delivery.type == "user.created" ? .status(503) : .status(200)
         }) { fixture in
             let t0 = clock.now
@@ -318,12 +308,13 @@ struct WebhookDeliveryTests {
     /// Bob's delivery are checked to have completed before that hold ended (the deliverer gives
     /// up at its attempt deadline, here a minute so a loaded machine cannot blur "during"; the
     /// back-off is long, so there is one hold only).
-    @Test func aHangingReceiverSlowsNeitherRequestsNorOtherUsersEvents() async throws {
+    @Test(arguments: DatabaseEngine.available)
+    func aHangingReceiverSlowsNeitherRequestsNorOtherUsersEvents(_ engine: DatabaseEngine) async throws {
         let adaSub = Self.sub(8)
         let script: WebhookReceiver.Script = { delivery, _ in
             (delivery.json?["data"] as? [String: Any])?["apple_sub"] as? String == adaSub ? .hang : .status(200)
         }
-        try await withFixture(Fixture(backoff: .seconds(600), script: script) { $0.webhookAttemptDeadline = .seconds(60) }) { fixture in
+        try await withFixture(Fixture(engine, backoff: .seconds(600), script: script) { $0.webhookAttemptDeadline = .seconds(60) }) { fixture in
             let now = Int64(Date().timeIntervalSince1970)
             let ada = try await fixture.user(adaSub, now: now)
             #expect(await fixture.receiver.wait { _ in fixture.receiver.hanging == 1 })
