@@ -77,14 +77,14 @@ struct TeamTransferTests {
             }
         }
 
-        /// The commands, with short pauses so a test of Apple failing takes milliseconds. The
-        /// pauses are real (pacing is what they are for); no outcome depends on their length.
+        /// The commands on the held clock: a pause advances its monotonic time instead of
+        /// waiting, so a test of Apple failing takes no time; no outcome depends on its length.
         func transfer(_ configuration: Configuration, stopRequested: @escaping @Sendable () -> Bool = { false }) throws -> TeamTransfer {
             let console = self.console
             return try TeamTransfer(
                 configuration: configuration,
                 console: TransferConsole(isTerminal: false, monotonic: Clocks.system.monotonic) { console.append($0) },
-                clocks: clock.clocks, stopRequested: stopRequested, sleep: { try? await Task.sleep(for: .milliseconds(Int($0 * 1000))) },
+                clocks: clock.heldClocks, stopRequested: stopRequested, sleep: { [clock] in clock.sleep($0) },
                 pacing: { TransferPacing(rate: Double($0), firstBackoff: 0.01, maximumBackoff: 0.04, maximumTries: 4) })
         }
 
