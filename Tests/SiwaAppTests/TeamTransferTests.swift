@@ -84,7 +84,7 @@ struct TeamTransferTests {
             return try TeamTransfer(
                 configuration: configuration,
                 console: TransferConsole(isTerminal: false, monotonic: Clocks.system.monotonic) { console.append($0) },
-                clocks: clock.heldClocks, stopRequested: stopRequested, sleep: { [clock] in clock.sleep($0) },
+                clocks: clock.heldClocks, stopRequested: stopRequested, sleep: { [clock] in clock.advanceMonotonic(by: $0) },
                 pacing: { TransferPacing(rate: Double($0), firstBackoff: 0.01, maximumBackoff: 0.04, maximumTries: 4) })
         }
 
