@@ -4,6 +4,10 @@ import Store
 /// A connection of the store's engine (SQLite or PostgreSQL) as `StoreSQL` hands it to a test:
 /// every call passes through, with the parameters optional as on SQLite's own connections, so
 /// tests written against a SQLite `Database` read the same on either engine.
+/// A parameter or a value of `StoreConnection`'s calls: the drivers' shared value, named here so
+/// that a test binds `.text`, `.integer` or `.null` without importing a driver.
+public typealias StoreValue = SQLiteValue
+
 package final class StoreConnection: SQLConnection {
     private let connection: any SQLConnection
 

@@ -23,15 +23,16 @@ public final class TestApp: Sendable {
     /// The held wall clock, when the test holds one.
     public let clock: HeldClock?
     /// The SQLite database's folder (nil on PostgreSQL), removed at stop.
-    private let folder: String?
+    public let folder: String?
     private let applicationStopped = Mutex(false)
     private let stopped = Mutex(false)
 
     /// The data key a PostgreSQL application seals Apple's tokens with (SQLite makes a key file).
     public static let postgresDataKey = [UInt8](repeating: 7, count: 32)
 
+    /// With `drainsInBackground` false, only a flush (the application's stop) writes lines.
     public init(
-        engine: DatabaseEngine = .sqlite, transport: Transport = .inProcess, clock: HeldClock? = nil,
+        engine: DatabaseEngine = .sqlite, transport: Transport = .inProcess, clock: HeldClock? = nil, drainsInBackground: Bool = true,
         configure: (inout Configuration) -> Void = { _ in }
     ) async throws {
         self.engine = engine
@@ -61,7 +62,7 @@ public final class TestApp: Sendable {
         configure(&configuration)
         let lines = LinesCollector()
         self.lines = lines
-        let sink = LogSink(writer: { bytes in lines.append(bytes) })
+        let sink = LogSink(drainsInBackground: drainsInBackground, writer: { bytes in lines.append(bytes) })
         self.sink = sink
         do {
             application = try Application(
@@ -101,9 +102,8 @@ public final class TestApp: Sendable {
             var requestHeaders = HTTPHeaders()
             for (name, value) in fields { requestHeaders.add(name, value) }
             let response = await application.responder.respond(to: HTTPRequest(method, target, headers: requestHeaders, body: Array(body.utf8)))
-            var names: [String: String] = [:]
-            for (name, value) in response.headers { names[name.lowercased()] = value }
-            return Reply(status: response.status, headers: names, body: String(decoding: response.body, as: UTF8.self))
+            let fields = response.headers.map { (name: $0.0, value: $0.1) }
+            return Reply(status: response.status, fields: fields, body: String(decoding: response.body, as: UTF8.self))
         case .socket:
             var request = "\(method.rawValue) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n"
             for (name, value) in fields { request += "\(name): \(value)\r\n" }
@@ -112,20 +112,24 @@ public final class TestApp: Sendable {
             var lines = text[..<split.lowerBound].components(separatedBy: "\r\n")
             let statusLine = lines.removeFirst().split(separator: " ")
             guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw HTTPGet.Failure.malformed }
-            var names: [String: String] = [:]
-            for line in lines {
-                guard let colon = line.firstIndex(of: ":") else { continue }
-                names[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let fields = lines.compactMap { line -> (name: String, value: String)? in
+                guard let colon = line.firstIndex(of: ":") else { return nil }
+                return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
             }
-            return Reply(status: status, headers: names, body: String(text[split.upperBound...]))
+            return Reply(status: status, fields: fields, body: String(text[split.upperBound...]))
         }
+    }
+
+    /// A GET (or `method`) without a body, its headers as a dictionary.
+    public func get(_ target: String, method: HTTPMethod = .get, headers: [String: String] = [:], via: Transport? = nil) async throws -> Reply {
+        try await send(method, target, headers: headers.map { ($0.key, $0.value) }, via: via)
     }
 
     /// Waits until `/readyz` answers 200 (Apple's keys load in the background); the last answer.
     @discardableResult
     public func waitUntilReady() async throws -> Reply {
         var last = try await send(.get, "/readyz")
-        _ = try await eventually {
+        _ = try await eventually(within: .seconds(60)) {
             last = try await send(.get, "/readyz")
             return last.status == 200
         }

@@ -5,17 +5,9 @@ import TestSupport
 /// simulator, the wall clock held by `clock` when given) and stops all three when `body`
 /// returns or throws: no server, simulator or database outlives the test.
 public func withApp<T>(
-    engine: DatabaseEngine = .sqlite, transport: Transport = .inProcess, clock: HeldClock? = nil,
+    engine: DatabaseEngine = .sqlite, transport: Transport = .inProcess, clock: HeldClock? = nil, drainsInBackground: Bool = true,
     configure: (inout Configuration) -> Void = { _ in }, _ body: (TestApp) async throws -> T
 ) async throws -> T {
-    let app = try await TestApp(engine: engine, transport: transport, clock: clock, configure: configure)
-    let result: T
-    do {
-        result = try await body(app)
-    } catch {
-        await app.stop()
-        throw error
-    }
-    await app.stop()
-    return result
+    try await withFixture(
+        TestApp(engine: engine, transport: transport, clock: clock, drainsInBackground: drainsInBackground, configure: configure), body)
 }

@@ -7,14 +7,6 @@ import Glibc
 import Testing
 @testable import AppleClient
 
-/// A clock the test moves by hand.
-final class TestClock: Sendable {
-    private let seconds = Mutex<Double>(1000)
-    var now: Double { seconds.withLock { $0 } }
-    func advance(_ delta: Double) { seconds.withLock { $0 += delta } }
-    var function: @Sendable () -> Double { { [self] in self.now } }
-}
-
 final class MemoryKeySetStore: KeySetPersistence {
     private let stored = Mutex<[UInt8]?>(nil)
     init(_ document: [UInt8]? = nil) { stored.withLock { $0 = document } }
@@ -32,7 +24,7 @@ final class MemoryKeySetStore: KeySetPersistence {
         let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let store = MemoryKeySetStore()
-        let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: store, monotonic: TestClock().function)
+        let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: store, monotonic: HeldClock(monotonic: 1000).readMonotonic)
         #expect(!cache.isLoaded)
         #expect(await cache.load())
         #expect(cache.source == .fetched)
@@ -44,8 +36,8 @@ final class MemoryKeySetStore: KeySetPersistence {
     @Test func rotationIsPickedUpAndRetiredKeysStopBeingAccepted() async throws {
         let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
-        let clock = TestClock()
-        let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: nil, monotonic: clock.function)
+        let clock = HeldClock(monotonic: 1000)
+        let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: nil, monotonic: clock.readMonotonic)
         await cache.load()
         let original = simulator.keyIDs
         for _ in 0..<3 { _ = try simulator.rotateKeys() }
@@ -62,7 +54,7 @@ final class MemoryKeySetStore: KeySetPersistence {
     @Test func verifyRefetchesOnceForATokenSignedWithANewKey() async throws {
         let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
-        let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: nil, monotonic: TestClock().function)
+        let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: nil, monotonic: HeldClock(monotonic: 1000).readMonotonic)
         await cache.load()
         _ = try simulator.rotateKeys()
         let token = try simulator.issueCode(sub: "000001.00000000000000000000000000000003.0003", clientID: "com.example.app").identityToken
@@ -80,8 +72,8 @@ final class MemoryKeySetStore: KeySetPersistence {
     @Test func aFloodOfUnknownKidsCostsOneFetchPerMinute() async throws {
         let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
-        let clock = TestClock()
-        let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: nil, monotonic: clock.function)
+        let clock = HeldClock(monotonic: 1000)
+        let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: nil, monotonic: clock.readMonotonic)
         await cache.load()
         let afterStart = keysCalls(simulator)
         #expect(afterStart == 1)
@@ -92,10 +84,10 @@ final class MemoryKeySetStore: KeySetPersistence {
         }
         // The start-up fetch does not use up the allowance: exactly one more.
         #expect(keysCalls(simulator) == afterStart + 1)
-        clock.advance(30)
+        clock.advanceMonotonic(by: 30)
         _ = await cache.keyRefetchingIfUnknown("still-unknown")
         #expect(keysCalls(simulator) == afterStart + 1)
-        clock.advance(31)
+        clock.advanceMonotonic(by: 31)
         _ = await cache.keyRefetchingIfUnknown("still-unknown")
         #expect(keysCalls(simulator) == afterStart + 2)
         await simulator.stop()
@@ -105,11 +97,11 @@ final class MemoryKeySetStore: KeySetPersistence {
         let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
         let store = MemoryKeySetStore()
-        let first = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: store, monotonic: TestClock().function)
+        let first = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: store, monotonic: HeldClock(monotonic: 1000).readMonotonic)
         await first.load()
 
         simulator.injectFault(SimulatorFault(endpoint: .keys, status: 503, count: 100))
-        let second = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: store, monotonic: TestClock().function)
+        let second = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: store, monotonic: HeldClock(monotonic: 1000).readMonotonic)
         #expect(await second.load() == false)
         #expect(second.isLoaded)
         #expect(second.source == .persisted)
@@ -124,8 +116,8 @@ final class MemoryKeySetStore: KeySetPersistence {
     @Test func garbageFromTheKeysEndpointDoesNotReplaceGoodKeys() async throws {
         let simulator = try AppleIDSimulator(configuration: .testing())
         try simulator.start()
-        let clock = TestClock()
-        let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: nil, monotonic: clock.function)
+        let clock = HeldClock(monotonic: 1000)
+        let cache = KeySetCache(url: simulator.baseURL + "/auth/keys", http: try HTTPClient(), persistence: nil, monotonic: clock.readMonotonic)
         await cache.load()
         let before = cache.keyIDs
         simulator.injectFault(SimulatorFault(endpoint: .keys, status: 200, body: .garbage))

@@ -15,12 +15,6 @@ import TestSupport
     static let sub = "000333.cccccccccccccccccccccccccccccccc.0003"
     static let teamB = "TEAMBBBB02"
 
-    final class HeldClock: Sendable {
-        private let seconds = Mutex(Int64(time(nil)))
-        var now: Int64 { seconds.withLock { $0 } }
-        func advance(_ delta: Int64) { seconds.withLock { $0 += delta } }
-    }
-
     static func api(_ simulator: AppleIDSimulator, team: SimulatorTeam? = nil, clock: HeldClock = HeldClock(), observer: (any AppleCallObserver)? = nil) throws -> AppleAPI {
         let (teamID, keyID, pem) = team.map { ($0.teamID, $0.keyID, $0.developerKeyPEM) } ?? (simulator.teamID, simulator.keyID, simulator.developerKeyPEM)
         return AppleAPI(
@@ -41,9 +35,9 @@ import TestSupport
         let api = try Self.api(simulator, clock: clock)
         let first = try await api.teamAccessToken(clientID: Self.app)
         #expect(try await api.teamAccessToken(clientID: Self.app) == first)
-        clock.advance(3600 - AppleAPI.teamTokenMargin - 1)
+        clock.advance(by: 3600 - AppleAPI.teamTokenMargin - 1)
         #expect(try await api.teamAccessToken(clientID: Self.app) == first)
-        clock.advance(1)
+        clock.advance(by: 1)
         #expect(try await api.teamAccessToken(clientID: Self.app) != first, "renewed before Apple's hour is up")
         let grants = simulator.calls.filter { $0.endpoint == "token" }
         #expect(grants.count == 2)

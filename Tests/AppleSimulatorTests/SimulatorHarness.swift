@@ -9,28 +9,20 @@ import Synchronization
 import Testing
 import WireFormat
 
-/// A clock the test moves by hand.
-final class TestClock: Sendable {
-    private let seconds: Mutex<Int64>
-
-    init(_ start: Int64 = 1_750_000_000) { seconds = Mutex(start) }
-
-    var now: Int64 { seconds.withLock { $0 } }
-
-    func advance(_ delta: Int64) { seconds.withLock { $0 += delta } }
-}
+/// Where the simulator's held clock starts, unless a test says otherwise.
+let simulatorStart: Int64 = 1_750_000_000
 
 /// A started simulator on a free loopback port, a client for it and a way to mint client
 /// secrets with its developer key.
 struct SimulatorHarness: Sendable {
     let simulator: AppleIDSimulator
-    let clock: TestClock
+    let clock: HeldClock
     let client: HTTPClient
     let minter: ClientSecretMinter
     let developerKey: P256PrivateKey
 
     static func start(
-        stateDirectory: String? = nil, tls: Bool = false, clock: TestClock = TestClock(), mail: SimulatorMailSettings? = nil,
+        stateDirectory: String? = nil, tls: Bool = false, clock: HeldClock = HeldClock(simulatorStart), mail: SimulatorMailSettings? = nil,
         relayDomains: [String] = []
     ) throws -> SimulatorHarness {
         var configuration = SimulatorConfiguration(
@@ -160,7 +152,7 @@ func removeDirectory(_ path: String) {
 
 /// Runs `body` against a started simulator and stops it afterwards, whatever happened.
 func withSimulator(
-    stateDirectory: String? = nil, tls: Bool = false, clock: TestClock = TestClock(), mail: SimulatorMailSettings? = nil,
+    stateDirectory: String? = nil, tls: Bool = false, clock: HeldClock = HeldClock(simulatorStart), mail: SimulatorMailSettings? = nil,
     relayDomains: [String] = [], _ body: (SimulatorHarness) async throws -> Void
 ) async throws {
     let harness = try SimulatorHarness.start(stateDirectory: stateDirectory, tls: tls, clock: clock, mail: mail, relayDomains: relayDomains)

@@ -5,12 +5,13 @@ import HTTPClient
 import JOSE
 import JSON
 import Testing
+import TestSupport
 
 @Suite struct StatePersistenceTests {
     @Test func stateSurvivesARestart() async throws {
         let directory = try makeTemporaryDirectory()
         defer { removeDirectory(directory) }
-        let clock = TestClock()
+        let clock = HeldClock(simulatorStart)
         var refreshToken = ""
         var kids: [String] = []
         var developerKey = ""
@@ -43,7 +44,7 @@ import Testing
     @Test func relayAddressesSavedAtTheOldDomainKeepWorking() async throws {
         let directory = try makeTemporaryDirectory()
         defer { removeDirectory(directory) }
-        let clock = TestClock()
+        let clock = HeldClock(simulatorStart)
         let flows = AuthorizeEndpointTests()
         func claims(_ form: HTMLForm) throws -> JSONObject { try CompactJWS(try #require(form.fields["id_token"])).payload }
         var issued = ""

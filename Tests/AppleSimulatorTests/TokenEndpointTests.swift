@@ -68,7 +68,7 @@ import WireFormat
     @Test func aCodeExpiresAfterFiveMinutes() async throws {
         try await withSimulator { harness in
             let (code, _) = try await harness.nativeCode()
-            harness.clock.advance(301)
+            harness.clock.advance(by: 301)
             let response = try await harness.exchange(code: code)
             #expect(response.errorCode == "invalid_grant")
         }

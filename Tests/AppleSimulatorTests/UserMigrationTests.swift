@@ -5,6 +5,7 @@ import JOSE
 import JSON
 import OpenSSLCrypto
 import Testing
+import TestSupport
 import WireFormat
 
 /// The simulator playing both teams of an app transfer (APPLE.md §8, docs/guides/team-transfer.md): the team
@@ -314,7 +315,7 @@ import WireFormat
     @Test func teamsTransfersAndTheClockSurviveARestart() async throws {
         let directory = try makeTemporaryDirectory()
         defer { removeDirectory(directory) }
-        let clock = TestClock()
+        let clock = HeldClock(simulatorStart)
         var team: SimulatorTeam?
         var adaInB = ""
         try await withSimulator(stateDirectory: directory, clock: clock) { harness in

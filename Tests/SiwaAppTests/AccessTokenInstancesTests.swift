@@ -74,59 +74,59 @@ struct AccessTokenInstancesTests {
 
     @Test func instancesStartingTogetherShareOneKeyAndFollowEachOthersRotations() async throws {
         let url = try await PostgresCluster.shared().makeDatabase()
-        let simulator = try AppleIDSimulator(configuration: .testing())
-        try simulator.start()
-        let start = Int64(Date().timeIntervalSince1970)
-        let clock = HeldClock(start)
-        let instances = try await Self.startTogether(3, url: url, simulator: simulator, clock: clock)
-        let (a, b, c) = (instances[0], instances[1], instances[2])
+        try await withFixture(AppleIDSimulator(configuration: .testing())) { simulator in
+            try simulator.start()
+            let start = Int64(Date().timeIntervalSince1970)
+            let clock = HeldClock(start)
+            let instances = try await Self.startTogether(3, url: url, simulator: simulator, clock: clock)
+            let (a, b, c) = (instances[0], instances[1], instances[2])
 
-        // One key, in every instance's JWKS.
-        let first = try await Self.kids(a)
-        #expect(first.count == 1)
-        #expect(try await Self.kids(b) == first)
-        #expect(try await Self.kids(c) == first)
-        let rows = try await a.store.signingKeys.published(now: start)
-        #expect(rows.count == 1)
+            // One key, in every instance's JWKS.
+            let first = try await Self.kids(a)
+            #expect(first.count == 1)
+            #expect(try await Self.kids(b) == first)
+            #expect(try await Self.kids(c) == first)
+            let rows = try await a.store.signingKeys.published(now: start)
+            #expect(rows.count == 1)
 
-        // A session made on one instance gets tokens from every instance, all with that key.
-        let signedIn = try await a.store.completeSignIn(
-            SignInWrite(identity: VerifiedIdentity(appleSub: "000910.00000000000000000000000000000910.0910"),
-                        tokenHash: SHA256.hash("pg-token"), tokenExpiresAt: start + 600, sessionTTL: 86_400 * 90),
-            now: start)
-        let session = signedIn.session.token
-        for instance in instances { #expect(try await Self.tokenKid(instance, session: session) == first[0]) }
+            // A session made on one instance gets tokens from every instance, all with that key.
+            let signedIn = try await a.store.completeSignIn(
+                SignInWrite(identity: VerifiedIdentity(appleSub: "000910.00000000000000000000000000000910.0910"),
+                            tokenHash: SHA256.hash("pg-token"), tokenExpiresAt: start + 600, sessionTTL: 86_400 * 90),
+                now: start)
+            let session = signedIn.session.token
+            for instance in instances { #expect(try await Self.tokenKid(instance, session: session) == first[0]) }
 
-        // The rotation falls due: every instance checks at once, and one key is made.
-        clock.advance(by: 30 * 86_400)
-        await withTaskGroup(of: Void.self) { group in
-            for instance in instances { group.addTask { await instance.accessTokenKeys.maintain() } }
+            // The rotation falls due: every instance checks at once, and one key is made.
+            clock.advance(by: 30 * 86_400)
+            await withTaskGroup(of: Void.self) { group in
+                for instance in instances { group.addTask { await instance.accessTokenKeys.maintain() } }
+            }
+            let rotated = try await a.store.signingKeys.published(now: clock.now)
+            #expect(rotated.count == 2, "\(rotated.map(\.kid))")
+            let second = try #require(rotated.last?.kid)
+            for instance in instances { #expect(try await Self.kids(instance) == first + [second]) }
+            // Every instance keeps signing with the old key until the new one has been out long enough.
+            for instance in instances { #expect(try await Self.tokenKid(instance, session: session) == first[0]) }
+            clock.advance(by: AccessTokenKeys.publicationLead)
+            for instance in instances { #expect(try await Self.tokenKid(instance, session: session) == second) }
+
+            // The command, run against the database while the instances serve: each instance signs
+            // with the new key from its next re-read (docs/guides/connecting-your-backend.md), the keys it replaced still published.
+            let command = try SigningKeyRotation.rotate(
+                configuration: Self.configuration(url: url, simulator: simulator), logger: Logger(label: "test"), now: clock.now)
+            #expect(command.signsFrom == clock.now)
+            for instance in instances { try await instance.accessTokenKeys.refresh() }
+            for instance in instances { #expect(try await Self.kids(instance) == first + [second, command.kid]) }
+            for instance in instances { #expect(try await Self.tokenKid(instance, session: session) == command.kid) }
+
+            // A session ended on one instance gets no token from another, once told (docs/guides/postgresql.md's
+            // second is a latency; the mechanism is what a loaded machine can test).
+            #expect(try await Self.send(c, "POST", "/api/logout", bearer: session).status == 204)
+            let refused = try await eventually { try await Self.send(a, "POST", "/api/token", bearer: session).status == 401 }
+            #expect(refused, "ended on C, refused on A")
+
+            for instance in instances { await instance.stop() }
         }
-        let rotated = try await a.store.signingKeys.published(now: clock.now)
-        #expect(rotated.count == 2, "\(rotated.map(\.kid))")
-        let second = try #require(rotated.last?.kid)
-        for instance in instances { #expect(try await Self.kids(instance) == first + [second]) }
-        // Every instance keeps signing with the old key until the new one has been out long enough.
-        for instance in instances { #expect(try await Self.tokenKid(instance, session: session) == first[0]) }
-        clock.advance(by: AccessTokenKeys.publicationLead)
-        for instance in instances { #expect(try await Self.tokenKid(instance, session: session) == second) }
-
-        // The command, run against the database while the instances serve: each instance signs
-        // with the new key from its next re-read (docs/guides/connecting-your-backend.md), the keys it replaced still published.
-        let command = try SigningKeyRotation.rotate(
-            configuration: Self.configuration(url: url, simulator: simulator), logger: Logger(label: "test"), now: clock.now)
-        #expect(command.signsFrom == clock.now)
-        for instance in instances { try await instance.accessTokenKeys.refresh() }
-        for instance in instances { #expect(try await Self.kids(instance) == first + [second, command.kid]) }
-        for instance in instances { #expect(try await Self.tokenKid(instance, session: session) == command.kid) }
-
-        // A session ended on one instance gets no token from another, once told (docs/guides/postgresql.md's
-        // second is a latency; the mechanism is what a loaded machine can test).
-        #expect(try await Self.send(c, "POST", "/api/logout", bearer: session).status == 204)
-        let refused = try await eventually { try await Self.send(a, "POST", "/api/token", bearer: session).status == 401 }
-        #expect(refused, "ended on C, refused on A")
-
-        for instance in instances { await instance.stop() }
-        await simulator.stop()
     }
 }

@@ -18,7 +18,7 @@ import TestSupport
 
     /// The application on the test harness (`TestApp`), its requests over the socket unless
     /// told otherwise.
-    final class Fixture {
+    final class Fixture: Stoppable {
         let app: TestApp
         /// The name the suites used before `TestApp`: its application, simulator and lines.
         var harness: TestApp { app }
@@ -35,15 +35,7 @@ import TestSupport
             engine: DatabaseEngine = .sqlite, transport: Transport = .socket, configure: (inout Configuration) -> Void = { _ in },
             _ body: (Fixture) async throws -> T
         ) async throws -> T {
-            let fixture = try await Fixture(engine: engine, transport: transport, configure: configure)
-            do {
-                let result = try await body(fixture)
-                await fixture.stop()
-                return result
-            } catch {
-                await fixture.stop()
-                throw error
-            }
+            try await withFixture(Fixture(engine: engine, transport: transport, configure: configure), body)
         }
 
         /// A user with `count` live sessions; returns the user id and the session tokens.

@@ -6,219 +6,171 @@ import Logging
 import Testing
 @testable import SiwaApp
 
-/// The assembled application over real sockets, with its own temporary database.
+/// The assembled application: its probes in process on both engines (with a socket sample),
+/// what only a connection does (access lines, client addresses, body limits) over real sockets.
 @Suite struct ApplicationTests {
-    final class Harness {
-        let folder: String
-        let application: Application
-        let sink: LogSink
-        let lines = LinesCollector()
-        let simulator: AppleIDSimulator
-
-        /// The application's own log lines go to `lines` too, after the access lines' format.
-        /// With `drainsInBackground` false, only a flush (the application's stop) writes lines.
-        init(clocks: Clocks = .system, drainsInBackground: Bool = true, configure: (inout Configuration) -> Void = { _ in }) throws {
-            simulator = try AppleIDSimulator(configuration: .testing())
-            try simulator.start()
-            folder = NSTemporaryDirectory() + "siwa-app-" + UUID().uuidString
-            var configuration = Configuration()
-            configuration.listen = ListenAddress(host: "127.0.0.1", port: 0)
-            configuration.database = folder + "/data/siwa.sqlite3"
-            configuration.threads = 2
-            configuration.logFormat = .json
-            configuration.appleBaseURL = simulator.baseURL
-            // The simulator's developer key stands in for the team's Sign in with Apple key.
-            configuration.teamID = simulator.teamID
-            configuration.keyID = simulator.keyID
-            configuration.privateKeyPEM = simulator.developerKeyPEM
-            configure(&configuration)
-            let lines = self.lines
-            sink = LogSink(drainsInBackground: drainsInBackground, writer: { bytes in lines.append(bytes) })
-            let sink = self.sink
-            application = try Application(
-                configuration: configuration, logger: Logger(label: "siwa") { JSONLogHandler(label: $0, level: .info, sink: sink) },
-                accessLogSink: sink, clocks: clocks)
-            try application.start()
-        }
-
-        func get(_ path: String, headers: [String: String] = [:]) async throws -> (status: Int, headers: [String: String], body: String) {
-            try await HTTPGet.run(port: application.port, path: path, headers: headers)
-        }
-
-        /// Polls `/readyz` until it answers 200 (Apple's keys load in the background).
-        func waitUntilReady() async throws -> (status: Int, headers: [String: String], body: String) {
-            var last = try await get("/readyz")
-            _ = try await eventually(within: .seconds(60)) {
-                last = try await get("/readyz")
-                return last.status == 200
-            }
-            return last
-        }
-
-        func stop() async {
-            await application.stop()
-            await simulator.stop()
-            try? FileManager.default.removeItem(atPath: folder)
+    /// The socket sample.
+    @Test(arguments: DatabaseEngine.available, Transport.allCases)
+    func healthzAnswersOK(_ engine: DatabaseEngine, _ transport: Transport) async throws {
+        try await withApp(engine: engine, transport: transport) { harness in
+            let response = try await harness.get("/healthz")
+            #expect(response.status == 200)
+            #expect(response.body == #"{"status":"ok"}"#)
+            #expect(response.headers["content-type"] == "application/json")
         }
     }
 
-    @Test func healthzAnswersOK() async throws {
-        let harness = try Harness()
-        let response = try await harness.get("/healthz")
-        #expect(response.status == 200)
-        #expect(response.body == #"{"status":"ok"}"#)
-        #expect(response.headers["content-type"] == "application/json")
-        await harness.stop()
+    @Test(arguments: DatabaseEngine.available)
+    func readyzIsReadyOnceTheDatabaseAnswersAndKeysAreLoaded(_ engine: DatabaseEngine) async throws {
+        try await withApp(engine: engine) { harness in
+            let response = try await harness.waitUntilReady()
+            #expect(response.status == 200)
+            #expect(response.body == #"{"status":"ready"}"#)
+        }
     }
 
-    @Test func readyzIsReadyOnceTheDatabaseAnswersAndKeysAreLoaded() async throws {
-        let harness = try Harness()
-        let response = try await harness.waitUntilReady()
-        #expect(response.status == 200)
-        #expect(response.body == #"{"status":"ready"}"#)
-        await harness.stop()
-    }
-
-    @Test func readyzNamesTheKeysWhileAppleCannotBeReached() async throws {
+    @Test(arguments: DatabaseEngine.available)
+    func readyzNamesTheKeysWhileAppleCannotBeReached(_ engine: DatabaseEngine) async throws {
         // Port 1 on loopback: nothing listens, so the fetch fails at once, offline.
-        let harness = try Harness { $0.appleBaseURL = "http://127.0.0.1:1" }
-        var metrics = try await harness.get("/metrics").body
-        _ = try await eventually(within: .seconds(60)) {
-            metrics = try await harness.get("/metrics").body
-            return metrics.contains("siwa_jwks_refreshes_total{")
+        try await withApp(engine: engine, configure: { $0.appleBaseURL = "http://127.0.0.1:1" }) { harness in
+            var metrics = try await harness.get("/metrics").body
+            _ = try await eventually(within: .seconds(60)) {
+                metrics = try await harness.get("/metrics").body
+                return metrics.contains("siwa_jwks_refreshes_total{")
+            }
+            let response = try await harness.get("/readyz")
+            #expect(response.status == 503)
+            #expect(response.body == #"{"status":"not_ready","reasons":["keys"]}"#)
+            #expect(metrics.contains(#"siwa_jwks_refreshes_total{outcome="unavailable"}"#))
+            #expect(metrics.contains(#"siwa_apple_requests_total{endpoint="keys",outcome="unavailable"}"#))
         }
-        let response = try await harness.get("/readyz")
-        #expect(response.status == 503)
-        #expect(response.body == #"{"status":"not_ready","reasons":["keys"]}"#)
-        #expect(metrics.contains(#"siwa_jwks_refreshes_total{outcome="unavailable"}"#))
-        #expect(metrics.contains(#"siwa_apple_requests_total{endpoint="keys",outcome="unavailable"}"#))
-        await harness.stop()
     }
 
-    @Test func keysPersistedFromAnEarlierRunMakeTheServerReadyWhileAppleIsDown() async throws {
-        let first = try Harness()
-        _ = try await first.waitUntilReady()
-        let database = first.application.configuration.database
-        await first.application.stop()
-        await first.simulator.stop()
+    @Test(arguments: DatabaseEngine.available)
+    func keysPersistedFromAnEarlierRunMakeTheServerReadyWhileAppleIsDown(_ engine: DatabaseEngine) async throws {
+        try await withApp(engine: engine) { first in
+            _ = try await first.waitUntilReady()
+            await first.stopApplication()
 
-        var configuration = first.application.configuration
-        configuration.appleBaseURL = "http://127.0.0.1:1"
-        configuration.database = database
-        let second = try Application(configuration: configuration, accessLogSink: first.sink)
-        try second.start()
-        let response = try await HTTPGet.run(port: second.port, path: "/readyz")
-        #expect(response.status == 200, "\(response.body)")
-        await second.stop()
-        try? FileManager.default.removeItem(atPath: first.folder)
+            // The same database, Apple out of reach.
+            var configuration = first.configuration
+            configuration.appleBaseURL = "http://127.0.0.1:1"
+            let second = try Application(configuration: configuration, accessLogSink: first.sink)
+            try second.start()
+            let response = await second.responder.respond(to: HTTPRequest(.get, "/readyz"))
+            await second.stop()
+            #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+        }
     }
 
     @Test func theDatabaseIsCreatedAndMigratedAtStart() async throws {
-        let harness = try Harness()
-        #expect(FileManager.default.fileExists(atPath: harness.folder + "/data/siwa.sqlite3"))
-        await harness.stop()
+        try await withApp(transport: .socket) { harness in
+            let folder = try #require(harness.folder)
+            #expect(FileManager.default.fileExists(atPath: folder + "/data/siwa.sqlite3"))
+        }
     }
 
     @Test func metricsCountRequestsByRouteMethodAndStatus() async throws {
-        let harness = try Harness()
-        _ = try await harness.get("/healthz")
-        _ = try await harness.get("/healthz")
-        _ = try await harness.get("/no/such/path?code=secret-code")
-        let metrics = try await harness.get("/metrics")
-        #expect(metrics.status == 200)
-        #expect(metrics.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
-        #expect(metrics.body.contains(#"siwa_http_requests_total{route="/healthz",method="GET",status="200"} 2"#))
-        #expect(metrics.body.contains(#"siwa_http_requests_total{route="unmatched",method="GET",status="404"} 1"#))
-        #expect(metrics.body.contains(#"siwa_http_request_duration_seconds_count{route="/healthz"} 2"#))
-        #expect(metrics.body.contains(#"siwa_http_request_duration_seconds_bucket{route="/healthz",le="+Inf"} 2"#))
-        // Paths never become labels, so neither do the secrets a path may carry.
-        #expect(!metrics.body.contains("secret-code") && !metrics.body.contains("/no/such/path"))
-        await harness.stop()
+        try await withApp(transport: .socket) { harness in
+            _ = try await harness.get("/healthz")
+            _ = try await harness.get("/healthz")
+            _ = try await harness.get("/no/such/path?code=secret-code")
+            let metrics = try await harness.get("/metrics")
+            #expect(metrics.status == 200)
+            #expect(metrics.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+            #expect(metrics.body.contains(#"siwa_http_requests_total{route="/healthz",method="GET",status="200"} 2"#))
+            #expect(metrics.body.contains(#"siwa_http_requests_total{route="unmatched",method="GET",status="404"} 1"#))
+            #expect(metrics.body.contains(#"siwa_http_request_duration_seconds_count{route="/healthz"} 2"#))
+            #expect(metrics.body.contains(#"siwa_http_request_duration_seconds_bucket{route="/healthz",le="+Inf"} 2"#))
+            // Paths never become labels, so neither do the secrets a path may carry.
+            #expect(!metrics.body.contains("secret-code") && !metrics.body.contains("/no/such/path"))
+        }
     }
 
     @Test func eachRequestWritesOneJSONAccessLine() async throws {
-        let harness = try Harness()
-        _ = try await harness.get("/healthz?token=abc123", headers: ["X-Request-Id": "access-1", "Authorization": "Bearer topsecret"])
-        harness.sink.flush()
-        let line = try #require(harness.lines.all.first { $0.contains("access-1") })
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        #expect(object["level"] as? String == "info")
-        #expect(object["message"] as? String == "request")
-        #expect(object["time"] as? String != nil)
-        #expect(object["path"] as? String == "/healthz")
-        #expect(object["route"] as? String == "/healthz")
-        #expect(object["status"] as? Int == 200)
-        #expect(object["client"] as? String == "127.0.0.1")
-        #expect(!line.contains("abc123") && !line.contains("topsecret"))
-        await harness.stop()
+        try await withApp(transport: .socket) { harness in
+            _ = try await harness.get("/healthz?token=abc123", headers: ["X-Request-Id": "access-1", "Authorization": "Bearer topsecret"])
+            harness.sink.flush()
+            let line = try #require(harness.lines.all.first { $0.contains("access-1") })
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(object["level"] as? String == "info")
+            #expect(object["message"] as? String == "request")
+            #expect(object["time"] as? String != nil)
+            #expect(object["path"] as? String == "/healthz")
+            #expect(object["route"] as? String == "/healthz")
+            #expect(object["status"] as? Int == 200)
+            #expect(object["client"] as? String == "127.0.0.1")
+            #expect(!line.contains("abc123") && !line.contains("topsecret"))
+        }
     }
 
     @Test func accessLinesOfOneConnectionKeepTheirOrderAndAllAreWrittenAtStop() async throws {
         // Nothing drains in the background: every line written is written by the stop.
-        let harness = try Harness(drainsInBackground: false)
         let connections = 8
-        let requests = 40
-        let port = harness.application.port
-        // Each connection sends its requests pipelined, all at once, on its own thread; the
-        // server's two I/O threads serve the eight connections concurrently.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for connection in 0..<connections {
-                group.addTask {
-                    var text = ""
-                    for index in 0..<requests {
-                        let close = index == requests - 1 ? "Connection: close\r\n" : ""
-                        text += "GET /order/c\(connection)/r\(index) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(close)\r\n"
+        try await withApp(transport: .socket, drainsInBackground: false) { harness in
+            let requests = 40
+            let port = harness.application.port
+            // Each connection sends its requests pipelined, all at once, on its own thread; the
+            // server's two I/O threads serve the eight connections concurrently.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for connection in 0..<connections {
+                    group.addTask {
+                        var text = ""
+                        for index in 0..<requests {
+                            let close = index == requests - 1 ? "Connection: close\r\n" : ""
+                            text += "GET /order/c\(connection)/r\(index) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(close)\r\n"
+                        }
+                        let answer = try await HTTPGet.raw(port: port, text)
+                        #expect(answer.components(separatedBy: "HTTP/1.1 404").count - 1 == requests)
                     }
-                    let answer = try await HTTPGet.raw(port: port, text)
-                    #expect(answer.components(separatedBy: "HTTP/1.1 404").count - 1 == requests)
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            #expect(harness.lines.all.isEmpty)
+            #expect(await harness.application.metrics.render().contains("siwa_log_lines_dropped_total 0\n"))
+            await harness.stopApplication()
+            var paths: [[Int]] = Array(repeating: [], count: connections)
+            for line in harness.lines.all {
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                guard object["label"] as? String == "siwa.access" else { continue }
+                let parts = try #require(object["path"] as? String).split(separator: "/")
+                try #require(parts.count == 3 && parts[0] == "order")
+                paths[try #require(Int(parts[1].dropFirst()))].append(try #require(Int(parts[2].dropFirst())))
+            }
+            for connection in 0..<connections { #expect(paths[connection] == Array(0..<requests)) }
         }
-        #expect(harness.lines.all.isEmpty)
-        #expect(await harness.application.metrics.render().contains("siwa_log_lines_dropped_total 0\n"))
-        await harness.stop()
-        var paths: [[Int]] = Array(repeating: [], count: connections)
-        for line in harness.lines.all {
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            guard object["label"] as? String == "siwa.access" else { continue }
-            let parts = try #require(object["path"] as? String).split(separator: "/")
-            try #require(parts.count == 3 && parts[0] == "order")
-            paths[try #require(Int(parts[1].dropFirst()))].append(try #require(Int(parts[2].dropFirst())))
-        }
-        for connection in 0..<connections { #expect(paths[connection] == Array(0..<requests)) }
     }
 
     @Test func forwardedForIsBelievedOnlyFromTrustedProxies() async throws {
-        let untrusted = try Harness()
-        _ = try await untrusted.get("/healthz", headers: ["X-Forwarded-For": "203.0.113.9", "X-Request-Id": "xff-untrusted"])
-        untrusted.sink.flush()
-        #expect(untrusted.lines.all.first { $0.contains("xff-untrusted") }?.contains(#""client":"127.0.0.1""#) == true)
-        await untrusted.stop()
+        try await withApp(transport: .socket) { untrusted in
+            _ = try await untrusted.get("/healthz", headers: ["X-Forwarded-For": "203.0.113.9", "X-Request-Id": "xff-untrusted"])
+            untrusted.sink.flush()
+            #expect(untrusted.lines.all.first { $0.contains("xff-untrusted") }?.contains(#""client":"127.0.0.1""#) == true)
+        }
 
-        let trusted = try Harness { $0.trustedProxies = try! CIDRSet(cidrs: ["127.0.0.0/8"]) }
-        _ = try await trusted.get("/healthz", headers: ["X-Forwarded-For": "198.51.100.7, 203.0.113.9", "X-Request-Id": "xff-trusted"])
-        trusted.sink.flush()
-        #expect(trusted.lines.all.first { $0.contains("xff-trusted") }?.contains(#""client":"203.0.113.9""#) == true)
-        await trusted.stop()
+        try await withApp(transport: .socket, configure: { $0.trustedProxies = try! CIDRSet(cidrs: ["127.0.0.0/8"]) }) { trusted in
+            _ = try await trusted.get("/healthz", headers: ["X-Forwarded-For": "198.51.100.7, 203.0.113.9", "X-Request-Id": "xff-trusted"])
+            trusted.sink.flush()
+            #expect(trusted.lines.all.first { $0.contains("xff-trusted") }?.contains(#""client":"203.0.113.9""#) == true)
+        }
     }
 
     @Test func logLevelAboveInfoSilencesTheAccessLog() async throws {
-        let harness = try Harness { $0.logLevel = .warning }
-        _ = try await harness.get("/healthz", headers: ["X-Request-Id": "quiet-1"])
-        harness.sink.flush()
-        #expect(!harness.lines.all.contains { $0.contains("quiet-1") })
-        await harness.stop()
+        try await withApp(transport: .socket, configure: { $0.logLevel = .warning }) { harness in
+            _ = try await harness.get("/healthz", headers: ["X-Request-Id": "quiet-1"])
+            harness.sink.flush()
+            #expect(!harness.lines.all.contains { $0.contains("quiet-1") })
+        }
     }
 
     @Test func bodiesOverMaxBodyBytesAre413() async throws {
-        let harness = try Harness { $0.maxBodyBytes = 64 }
-        let response = try await HTTPGet.raw(
-            port: harness.application.port,
-            "POST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 65\r\n\r\n" + String(repeating: "x", count: 65))
-        #expect(response.hasPrefix("HTTP/1.1 413 "))
-        #expect(response.contains(#"{"error":"payload_too_large""#))
-        await harness.stop()
+        try await withApp(transport: .socket, configure: { $0.maxBodyBytes = 64 }) { harness in
+            let response = try await HTTPGet.raw(
+                port: harness.application.port,
+                "POST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 65\r\n\r\n" + String(repeating: "x", count: 65))
+            #expect(response.hasPrefix("HTTP/1.1 413 "))
+            #expect(response.contains(#"{"error":"payload_too_large""#))
+        }
     }
 }
 

@@ -3,7 +3,6 @@ import Foundation
 import HTTPServer
 import JSON
 import Testing
-@testable import SQLite
 @testable import SiwaApp
 @testable import Store
 
@@ -12,7 +11,7 @@ import Testing
 @Suite struct CommitCountTests {
     static let app = "com.example.commits"
 
-    final class Fixture {
+    final class Fixture: Stoppable {
         let simulator: AppleIDSimulator
         let folder = NSTemporaryDirectory() + "siwa-commits-" + UUID().uuidString
         let application: Application
@@ -32,7 +31,7 @@ import Testing
             await application.apple.keys.refresh()
         }
 
-        var commits: Int { application.store.database?.writerCommitCount ?? -1 }
+        var commits: Int { application.store.sqliteCommitCount ?? -1 }
 
         func post(_ path: String, _ body: [(String, JSONValue)] = []) async -> (status: Int, json: JSONObject?) {
             let bytes = Array(JSONWriter.string(.object(JSONObject(body))).utf8)
@@ -51,35 +50,35 @@ import Testing
     static let user = JSONValue.object(JSONObject([("name", .object(JSONObject([("firstName", .string("Ada"))])))]))
 
     @Test func aSignInWithoutACodeIsOneCommitAndUsesUpItsNonce() async throws {
-        let fixture = try await Fixture()
-        let nonce = try #require(await fixture.post("/api/auth/apple/nonce").json?["nonce"]?.string)
-        let token = try fixture.simulator.issueCode(sub: "000700.commit.1", clientID: Self.app, nonce: nonce).identityToken
+        try await withFixture(Fixture()) { fixture in
+            let nonce = try #require(await fixture.post("/api/auth/apple/nonce").json?["nonce"]?.string)
+            let token = try fixture.simulator.issueCode(sub: "000700.commit.1", clientID: Self.app, nonce: nonce).identityToken
 
-        let before = fixture.commits
-        let signedIn = await fixture.post("/api/auth/apple", [("identity_token", .string(token)), ("nonce", .string(nonce)), ("user", Self.user)])
-        #expect(signedIn.status == 200)
-        #expect(signedIn.json?["user"]?.object?["name"]?.object?["given"]?.string == "Ada")
-        #expect(fixture.commits - before == 1)
+            let before = fixture.commits
+            let signedIn = await fixture.post("/api/auth/apple", [("identity_token", .string(token)), ("nonce", .string(nonce)), ("user", Self.user)])
+            #expect(signedIn.status == 200)
+            #expect(signedIn.json?["user"]?.object?["name"]?.object?["given"]?.string == "Ada")
+            #expect(fixture.commits - before == 1)
 
-        // The nonce went with that commit: a second token carrying it is a replay.
-        let again = try fixture.simulator.issueCode(sub: "000700.commit.1", clientID: Self.app, nonce: nonce).identityToken
-        let replayed = await fixture.post("/api/auth/apple", [("identity_token", .string(again)), ("nonce", .string(nonce))])
-        #expect(replayed.status == 401)
-        #expect(replayed.json?["error_description"]?.string == "replayed")
-        await fixture.stop()
+            // The nonce went with that commit: a second token carrying it is a replay.
+            let again = try fixture.simulator.issueCode(sub: "000700.commit.1", clientID: Self.app, nonce: nonce).identityToken
+            let replayed = await fixture.post("/api/auth/apple", [("identity_token", .string(again)), ("nonce", .string(nonce))])
+            #expect(replayed.status == 401)
+            #expect(replayed.json?["error_description"]?.string == "replayed")
+        }
     }
 
     @Test func aSignInWithACodeCommitsOnceBeforeAppleAndOnceAfter() async throws {
-        let fixture = try await Fixture()
-        let issued = try fixture.simulator.issueCode(sub: "000700.commit.2", clientID: Self.app, nonce: "client-nonce")
-        let before = fixture.commits
-        let signedIn = await fixture.post("/api/auth/apple", [
-            ("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)),
-            ("nonce", .string("client-nonce")), ("user", Self.user),
-        ])
-        #expect(signedIn.status == 200)
-        // The one-time name kept before the code goes to Apple, then user, tokens and session.
-        #expect(fixture.commits - before == 2)
-        await fixture.stop()
+        try await withFixture(Fixture()) { fixture in
+            let issued = try fixture.simulator.issueCode(sub: "000700.commit.2", clientID: Self.app, nonce: "client-nonce")
+            let before = fixture.commits
+            let signedIn = await fixture.post("/api/auth/apple", [
+                ("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)),
+                ("nonce", .string("client-nonce")), ("user", Self.user),
+            ])
+            #expect(signedIn.status == 200)
+            // The one-time name kept before the code goes to Apple, then user, tokens and session.
+            #expect(fixture.commits - before == 2)
+        }
     }
 }

@@ -1,13 +1,13 @@
 import AppleSimulator
 import Foundation
+import HTTPServer
 import JSON
-import SQLite
 @testable import Store
 import Testing
 import TestSupport
 @testable import SiwaApp
 
-/// docs/reference/http-api.md "Database trouble is 503, everywhere", over real sockets on both engines: with
+/// docs/reference/http-api.md "Database trouble is 503, everywhere", in process on both engines: with
 /// PostgreSQL stopped, or SQLite's write lock held by another connection past the busy timeout,
 /// every route that needs the database answers 503 `database_unavailable` (a page route a 503
 /// page), nothing changes, and once the database is back everything works without a restart.
@@ -34,13 +34,16 @@ struct DatabaseOutageTests {
         var isPage: Bool { head.lowercased().contains("content-type: text/html") }
     }
 
-    final class Fixture {
-        let harness: ApplicationTests.Harness
+    final class Fixture: Stoppable {
+        let harness: TestApp
         let engine: Engine
         /// A cluster of this test's own, for a test that stops it.
         let cluster: PostgresCluster?
 
-        init(_ engine: Engine, ownCluster: Bool = false, configure: @escaping (inout Configuration) -> Void = { _ in }) async throws {
+        init(
+            _ engine: Engine, transport: Transport = .inProcess, ownCluster: Bool = false,
+            configure: @escaping (inout Configuration) -> Void = { _ in }
+        ) async throws {
             self.engine = engine
             var url: String?
             if engine == .postgres {
@@ -50,7 +53,7 @@ struct DatabaseOutageTests {
             } else {
                 cluster = nil
             }
-            harness = try ApplicationTests.Harness {
+            harness = try await TestApp(transport: transport) {
                 $0.clientIDs = [DatabaseOutageTests.app, DatabaseOutageTests.web]
                 $0.webClientID = DatabaseOutageTests.web
                 $0.adminToken = DatabaseOutageTests.adminToken
@@ -76,14 +79,10 @@ struct DatabaseOutageTests {
             _ method: String, _ path: String, bearer: String? = nil, headers: [(String, String)] = [], body: String = "",
             contentType: String = "application/json"
         ) async throws -> Reply {
-            var request = "\(method) \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n"
-            if !body.isEmpty { request += "Content-Type: \(contentType)\r\n" }
-            if let bearer { request += "Authorization: Bearer \(bearer)\r\n" }
-            for (name, value) in headers { request += "\(name): \(value)\r\n" }
-            let text = try await HTTPGet.raw(port: harness.application.port, request + "\r\n" + body)
-            let parts = text.components(separatedBy: "\r\n\r\n")
-            let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
-            return Reply(status: status, head: parts.first ?? "", body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+            let fields = (body.isEmpty ? [] : [("Content-Type", contentType)]) + headers
+            let reply = try await harness.send(HTTPMethod(method), path, bearer: bearer, headers: fields, body: body)
+            let head = (["HTTP/1.1 \(reply.status)"] + reply.fields.map { "\($0.name): \($0.value)" }).joined(separator: "\r\n")
+            return Reply(status: reply.status, head: head, body: reply.body)
         }
 
         func post(_ path: String, _ fields: [(String, JSONValue)], bearer: String? = nil) async throws -> Reply {
@@ -147,19 +146,6 @@ struct DatabaseOutageTests {
 
     static func sub(_ n: Int) -> String { "000910.\(String(repeating: "0", count: 28))\(1000 + n).0910" }
 
-    /// Another connection holds SQLite's write lock until `release()` (an operator's shell, a
-    /// backup tool): the server's writes wait its busy timeout and give up; its reads go on.
-    final class WriteLock {
-        private let connection: SQLite.Connection
-
-        init(path: String) throws {
-            connection = try SQLite.Connection(path: path)
-            try connection.execute("BEGIN IMMEDIATE")
-        }
-
-        func release() throws { try connection.execute("ROLLBACK") }
-    }
-
     /// The writes of a sign-in and of the revocation queue fail as when the database goes away
     /// between Apple's exchange and the commit: SQLite's write lock held by another connection;
     /// on PostgreSQL, triggers that end their own connection whenever a row goes into `sessions`
@@ -184,103 +170,103 @@ struct DatabaseOutageTests {
     /// changed, no code went to Apple, and afterwards everything works again.
     @Test(arguments: Engine.available)
     func everyRouteThatNeedsTheDatabaseAnswers503(_ engine: Engine) async throws {
-        let fixture = try await Fixture(engine, ownCluster: true)
-        let (session, userID) = try await fixture.signIn(sub: Self.sub(1))
-        let made = try await fixture.post(
-            "/api/auth/password/sign-up", [("email", .string("ada@example.com")), ("password", .string("correct horse battery"))])
-        let passwordSession = try #require(made.json?["session"]?.object?["token"]?.string, "\(made.body)")
-        let notification = try fixture.simulator.notificationPayload(NotificationEvent(type: "email-disabled", sub: Self.sub(1), clientID: Self.app))
-        let before = try await fixture.counts()
-        let tokenCalls = fixture.tokenCalls
+        try await withFixture(Fixture(engine, ownCluster: true)) { fixture in
+            let (session, userID) = try await fixture.signIn(sub: Self.sub(1))
+            let made = try await fixture.post(
+                "/api/auth/password/sign-up", [("email", .string("ada@example.com")), ("password", .string("correct horse battery"))])
+            let passwordSession = try #require(made.json?["session"]?.object?["token"]?.string, "\(made.body)")
+            let notification = try fixture.simulator.notificationPayload(NotificationEvent(type: "email-disabled", sub: Self.sub(1), clientID: Self.app))
+            let before = try await fixture.counts()
+            let tokenCalls = fixture.tokenCalls
 
-        // (label, request, whether a page answers)
-        typealias Request = (label: String, send: () async throws -> Reply, page: Bool)
-        let writes: [Request] = [
-            ("native sign-in", { try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(2))) }, false),
-            ("native sign-in with a code", {
-                try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(3), withCode: true))
-            }, false),
-            ("nonce", { try await fixture.send("POST", "/api/auth/apple/nonce") }, false),
-            ("logout", { try await fixture.send("POST", "/api/logout", bearer: session) }, false),
-            ("end a session", { try await fixture.send("DELETE", "/api/sessions/ses_none", bearer: session) }, false),
-            ("delete the account", { try await fixture.send("DELETE", "/api/account", bearer: session) }, false),
-            ("password sign-in", {
-                try await fixture.post("/api/auth/password", [("email", .string("ada@example.com")), ("password", .string("correct horse battery"))])
-            }, false),
-            ("password sign-up", {
-                try await fixture.post("/api/auth/password/sign-up", [("email", .string("bo@example.com")), ("password", .string("correct horse battery"))])
-            }, false),
-            ("set a password", {
-                try await fixture.send(
-                    "PUT", "/api/account/password", bearer: passwordSession,
-                    body: #"{"current_password":"correct horse battery","new_password":"another horse battery"}"#)
-            }, false),
-            ("exchange", { try await fixture.post("/api/auth/exchange", [("code", .string("c")), ("code_verifier", .string("v"))]) }, false),
-            ("notification", { try await fixture.post("/apple/notifications", [("payload", .string(notification))]) }, false),
-            ("admin: set external_id", {
-                try await fixture.send("PATCH", "/admin/users/\(userID)", bearer: Self.adminToken, body: #"{"external_id":"crm-1"}"#)
-            }, false),
-            ("admin: end sessions", { try await fixture.send("DELETE", "/admin/users/\(userID)/sessions", bearer: Self.adminToken) }, false),
-            ("admin: delete", { try await fixture.send("DELETE", "/admin/users/\(userID)", bearer: Self.adminToken) }, false),
-            ("web login", { try await fixture.send("GET", "/auth/apple/login") }, true),
-            ("web callback", {
-                try await fixture.send(
-                    "POST", "/auth/apple/callback", body: "state=s&id_token=t&code=c", contentType: "application/x-www-form-urlencoded")
-            }, true),
-        ]
-        let reads: [Request] = [
-            ("me", { try await fixture.send("GET", "/api/me", bearer: session) }, false),
-            ("sessions", { try await fixture.send("GET", "/api/sessions", bearer: session) }, false),
-            ("access token", { try await fixture.send("POST", "/api/token", bearer: session) }, false),
-            ("forward auth", { try await fixture.send("GET", "/auth/verify", bearer: session) }, false),
-            ("admin: list", { try await fixture.send("GET", "/admin/users", bearer: Self.adminToken) }, false),
-            ("admin: show", { try await fixture.send("GET", "/admin/users/\(userID)", bearer: Self.adminToken) }, false),
-            ("account page", { try await fixture.send("GET", "/account", headers: [("Cookie", "siwa_session=\(session)")]) }, true),
-        ]
+            // (label, request, whether a page answers)
+            typealias Request = (label: String, send: () async throws -> Reply, page: Bool)
+            let writes: [Request] = [
+                ("native sign-in", { try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(2))) }, false),
+                ("native sign-in with a code", {
+                    try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(3), withCode: true))
+                }, false),
+                ("nonce", { try await fixture.send("POST", "/api/auth/apple/nonce") }, false),
+                ("logout", { try await fixture.send("POST", "/api/logout", bearer: session) }, false),
+                ("end a session", { try await fixture.send("DELETE", "/api/sessions/ses_none", bearer: session) }, false),
+                ("delete the account", { try await fixture.send("DELETE", "/api/account", bearer: session) }, false),
+                ("password sign-in", {
+                    try await fixture.post("/api/auth/password", [("email", .string("ada@example.com")), ("password", .string("correct horse battery"))])
+                }, false),
+                ("password sign-up", {
+                    try await fixture.post("/api/auth/password/sign-up", [("email", .string("bo@example.com")), ("password", .string("correct horse battery"))])
+                }, false),
+                ("set a password", {
+                    try await fixture.send(
+                        "PUT", "/api/account/password", bearer: passwordSession,
+                        body: #"{"current_password":"correct horse battery","new_password":"another horse battery"}"#)
+                }, false),
+                ("exchange", { try await fixture.post("/api/auth/exchange", [("code", .string("c")), ("code_verifier", .string("v"))]) }, false),
+                ("notification", { try await fixture.post("/apple/notifications", [("payload", .string(notification))]) }, false),
+                ("admin: set external_id", {
+                    try await fixture.send("PATCH", "/admin/users/\(userID)", bearer: Self.adminToken, body: #"{"external_id":"crm-1"}"#)
+                }, false),
+                ("admin: end sessions", { try await fixture.send("DELETE", "/admin/users/\(userID)/sessions", bearer: Self.adminToken) }, false),
+                ("admin: delete", { try await fixture.send("DELETE", "/admin/users/\(userID)", bearer: Self.adminToken) }, false),
+                ("web login", { try await fixture.send("GET", "/auth/apple/login") }, true),
+                ("web callback", {
+                    try await fixture.send(
+                        "POST", "/auth/apple/callback", body: "state=s&id_token=t&code=c", contentType: "application/x-www-form-urlencoded")
+                }, true),
+            ]
+            let reads: [Request] = [
+                ("me", { try await fixture.send("GET", "/api/me", bearer: session) }, false),
+                ("sessions", { try await fixture.send("GET", "/api/sessions", bearer: session) }, false),
+                ("access token", { try await fixture.send("POST", "/api/token", bearer: session) }, false),
+                ("forward auth", { try await fixture.send("GET", "/auth/verify", bearer: session) }, false),
+                ("admin: list", { try await fixture.send("GET", "/admin/users", bearer: Self.adminToken) }, false),
+                ("admin: show", { try await fixture.send("GET", "/admin/users/\(userID)", bearer: Self.adminToken) }, false),
+                ("account page", { try await fixture.send("GET", "/account", headers: [("Cookie", "siwa_session=\(session)")]) }, true),
+            ]
 
-        var lock: WriteLock?
-        if engine == .sqlite {
-            lock = try WriteLock(path: fixture.harness.application.configuration.database)
-        } else {
-            try await #require(fixture.cluster).pause()
-            // The session cache stops serving once its listener has lost the database.
-            #expect(try await fixture.me(session, becomes: 503))
-        }
-        for request in writes + (engine == .postgres ? reads : []) {
-            let reply = try await request.send()
-            #expect(reply.status == 503, "\(request.label): \(reply.body)")
-            if request.page {
-                #expect(reply.isPage, "\(request.label)")
+            var lock: WriteLock?
+            if engine == .sqlite {
+                lock = try WriteLock(path: fixture.harness.application.configuration.database)
             } else {
-                #expect(reply.error == "database_unavailable", "\(request.label): \(reply.body)")
+                try await #require(fixture.cluster).pause()
+                // The session cache stops serving once its listener has lost the database.
+                #expect(try await fixture.me(session, becomes: 503))
             }
-        }
-        // Not a 503: a reset request is answered before its email is looked up, so that a
-        // known email and an unknown one take the same time (docs/guides/passwords-and-email.md). It answers 202 as
-        // always; its work fails after the answer (counted, logged), nothing changes, and the
-        // person asks again. Waiting for that work keeps it from meeting the database's return.
-        let emailRequests = fixture.harness.application.emailRequests
-        let resetRequest = try await fixture.post("/api/auth/password/reset-request", [("email", .string("ada@example.com"))])
-        #expect(resetRequest.status == 202, "reset request: \(resetRequest.body)")
-        await emailRequests.idle()
-        #expect(emailRequests.outcomes.count("failed") == 1)
-        if let lock {
-            // WAL: readers do not wait for the writer's lock.
-            for request in reads {
-                #expect((200..<300).contains(try await request.send().status), "\(request.label) reads on")
+            for request in writes + (engine == .postgres ? reads : []) {
+                let reply = try await request.send()
+                #expect(reply.status == 503, "\(request.label): \(reply.body)")
+                if request.page {
+                    #expect(reply.isPage, "\(request.label)")
+                } else {
+                    #expect(reply.error == "database_unavailable", "\(request.label): \(reply.body)")
+                }
             }
-            try lock.release()
-        } else {
-            try await #require(fixture.cluster).resume()
-            #expect(try await fixture.me(session, becomes: 200), "the pool reconnected by itself")
-        }
+            // Not a 503: a reset request is answered before its email is looked up, so that a
+            // known email and an unknown one take the same time (docs/guides/passwords-and-email.md). It answers 202 as
+            // always; its work fails after the answer (counted, logged), nothing changes, and the
+            // person asks again. Waiting for that work keeps it from meeting the database's return.
+            let emailRequests = fixture.harness.application.emailRequests
+            let resetRequest = try await fixture.post("/api/auth/password/reset-request", [("email", .string("ada@example.com"))])
+            #expect(resetRequest.status == 202, "reset request: \(resetRequest.body)")
+            await emailRequests.idle()
+            #expect(emailRequests.outcomes.count("failed") == 1)
+            if let lock {
+                // WAL: readers do not wait for the writer's lock.
+                for request in reads {
+                    #expect((200..<300).contains(try await request.send().status), "\(request.label) reads on")
+                }
+                try lock.release()
+            } else {
+                try await #require(fixture.cluster).resume()
+                #expect(try await fixture.me(session, becomes: 200), "the pool reconnected by itself")
+            }
 
-        #expect(try await fixture.counts() == before, "nothing changed")
-        #expect(fixture.tokenCalls == tokenCalls, "no code went to Apple")
-        let again = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(2)))
-        #expect(again.status == 200, "\(again.body)")
-        #expect(again.json?["created"] == .bool(true), "the refused sign-in had created nothing")
-        await fixture.stop()
+            #expect(try await fixture.counts() == before, "nothing changed")
+            #expect(fixture.tokenCalls == tokenCalls, "no code went to Apple")
+            let again = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(2)))
+            #expect(again.status == 200, "\(again.body)")
+            #expect(again.json?["created"] == .bool(true), "the refused sign-in had created nothing")
+        }
     }
 
     // MARK: - Apple's fresh tokens
@@ -288,85 +274,86 @@ struct DatabaseOutageTests {
     /// The database fails after Apple exchanged the code, the revocation queue too (SQLite:
     /// locked; PostgreSQL: each write's connection dies): 503, nothing kept, and Apple's new
     /// grant is revoked at Apple within the request.
-    @Test(arguments: Engine.available)
-    func freshTokensAreRevokedAtAppleWhenNeitherTheSignInNorTheQueueCanBeStored(_ engine: Engine) async throws {
-        let fixture = try await Fixture(engine) { $0.requireNonce = false }
-        let mend = try await Self.failSignInsAndTheQueue(fixture)
+    /// The socket sample.
+    @Test(arguments: Engine.available, Transport.allCases)
+    func freshTokensAreRevokedAtAppleWhenNeitherTheSignInNorTheQueueCanBeStored(_ engine: Engine, _ transport: Transport) async throws {
+        try await withFixture(Fixture(engine, transport: transport) { $0.requireNonce = false }) { fixture in
+            let mend = try await Self.failSignInsAndTheQueue(fixture)
 
-        let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(10), withCode: true, nonce: false))
-        #expect(reply.status == 503, "\(reply.body)")
-        #expect(reply.error == "database_unavailable")
-        #expect(fixture.tokenCalls == 1, "Apple exchanged the code")
-        let revoked = fixture.revokeCalls
-        #expect(revoked.count == 1, "revoked at Apple before the answer")
-        #expect(revoked.first?.parameters["token_type_hint"] == "refresh_token")
-        #expect(revoked.first?.parameters["client_id"] == Self.app)
-        #expect(fixture.harness.application.revoker.held.count == 0)
+            let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(10), withCode: true, nonce: false))
+            #expect(reply.status == 503, "\(reply.body)")
+            #expect(reply.error == "database_unavailable")
+            #expect(fixture.tokenCalls == 1, "Apple exchanged the code")
+            let revoked = fixture.revokeCalls
+            #expect(revoked.count == 1, "revoked at Apple before the answer")
+            #expect(revoked.first?.parameters["token_type_hint"] == "refresh_token")
+            #expect(revoked.first?.parameters["client_id"] == Self.app)
+            #expect(fixture.harness.application.revoker.held.count == 0)
 
-        try await mend()
-        let counts = try await fixture.counts()
-        #expect(counts["users"] == 0 && counts["sessions"] == 0 && counts["apple_tokens"] == 0)
-        #expect(counts["revocations"] == 0, "nothing left to revoke")
-        let again = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(10), withCode: true, nonce: false))
-        #expect(again.status == 200, "\(again.body)")
-        await fixture.stop()
+            try await mend()
+            let counts = try await fixture.counts()
+            #expect(counts["users"] == 0 && counts["sessions"] == 0 && counts["apple_tokens"] == 0)
+            #expect(counts["revocations"] == 0, "nothing left to revoke")
+            let again = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(10), withCode: true, nonce: false))
+            #expect(again.status == 200, "\(again.body)")
+        }
     }
 
     /// As above with Apple failing too: the tokens are held in memory, go into the durable
     /// queue as soon as the database takes writes again, and the queue's worker revokes them.
     @Test(arguments: Engine.available)
     func freshTokensHeldWhileAppleIsDownTooAreQueuedAndRevokedWhenTheDatabaseReturns(_ engine: Engine) async throws {
-        let fixture = try await Fixture(engine) { $0.requireNonce = false }
-        let mend = try await Self.failSignInsAndTheQueue(fixture)
-        fixture.simulator.injectFault(SimulatorFault(endpoint: .revoke, status: 503, count: 1_000))
+        try await withFixture(Fixture(engine) { $0.requireNonce = false }) { fixture in
+            let mend = try await Self.failSignInsAndTheQueue(fixture)
+            fixture.simulator.injectFault(SimulatorFault(endpoint: .revoke, status: 503, count: 1_000))
 
-        let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(11), withCode: true, nonce: false))
-        #expect(reply.status == 503, "\(reply.body)")
-        #expect(reply.error == "database_unavailable")
-        let revoker = fixture.harness.application.revoker
-        #expect(revoker.held.count == 1, "held until the database returns")
+            let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(11), withCode: true, nonce: false))
+            #expect(reply.status == 503, "\(reply.body)")
+            #expect(reply.error == "database_unavailable")
+            let revoker = fixture.harness.application.revoker
+            #expect(revoker.held.count == 1, "held until the database returns")
 
-        fixture.simulator.clearFaults()
-        let failedCalls = fixture.revokeCalls.count
-        try await mend()
-        // The worker looks every second: it queues what is held, then revokes what is due.
-        var depth = -1
-        _ = try await eventually(within: .seconds(60)) {
-            depth = try await fixture.store.revocations.depth().count
-            return revoker.held.count == 0 && depth == 0 && fixture.revokeCalls.count > failedCalls
+            fixture.simulator.clearFaults()
+            let failedCalls = fixture.revokeCalls.count
+            try await mend()
+            // The worker looks every second: it queues what is held, then revokes what is due.
+            var depth = -1
+            _ = try await eventually(within: .seconds(60)) {
+                depth = try await fixture.store.revocations.depth().count
+                return revoker.held.count == 0 && depth == 0 && fixture.revokeCalls.count > failedCalls
+            }
+            #expect(revoker.held.count == 0)
+            #expect(depth == 0, "revoked, and gone from the queue")
+            let revoked = fixture.revokeCalls.dropFirst(failedCalls)
+            #expect(revoked.count == 1)
+            #expect(revoked.first?.parameters["token_type_hint"] == "refresh_token")
+            #expect(try await fixture.counts()["users"] == 0)
         }
-        #expect(revoker.held.count == 0)
-        #expect(depth == 0, "revoked, and gone from the queue")
-        let revoked = fixture.revokeCalls.dropFirst(failedCalls)
-        #expect(revoked.count == 1)
-        #expect(revoked.first?.parameters["token_type_hint"] == "refresh_token")
-        #expect(try await fixture.counts()["users"] == 0)
-        await fixture.stop()
     }
 
     /// Storing fails for another reason than an outage (a trigger refuses the session): a 500,
     /// nothing kept, and the tokens go into the durable queue, whose worker revokes them.
     @Test(arguments: Engine.available)
     func freshTokensOfASignInThatCouldNotBeStoredGoToTheQueue(_ engine: Engine) async throws {
-        let fixture = try await Fixture(engine) { $0.requireNonce = false }
-        switch engine {
-        case .sqlite:
-            try await fixture.execute(["CREATE TRIGGER test_refuse BEFORE INSERT ON sessions BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"])
-        case .postgres:
-            try await fixture.execute([
-                "CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$",
-                "CREATE TRIGGER test_refuse BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION test_refuse()",
-            ])
-        }
-        let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(12), withCode: true, nonce: false))
-        #expect(reply.status == 500, "\(reply.body)")
-        #expect(reply.error == "internal_error")
+        try await withFixture(Fixture(engine) { $0.requireNonce = false }) { fixture in
+            switch engine {
+            case .sqlite:
+                try await fixture.execute(["CREATE TRIGGER test_refuse BEFORE INSERT ON sessions BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"])
+            case .postgres:
+                try await fixture.execute([
+                    "CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$",
+                    "CREATE TRIGGER test_refuse BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION test_refuse()",
+                ])
+            }
+            let reply = try await fixture.post("/api/auth/apple", try fixture.signInBody(sub: Self.sub(12), withCode: true, nonce: false))
+            #expect(reply.status == 500, "\(reply.body)")
+            #expect(reply.error == "internal_error")
 
-        _ = try await eventually(within: .seconds(60)) { !fixture.revokeCalls.isEmpty }
-        #expect(fixture.revokeCalls.count == 1)
-        #expect(fixture.revokeCalls.first?.parameters["token_type_hint"] == "refresh_token")
-        let counts = try await fixture.counts()
-        #expect(counts["users"] == 0 && counts["sessions"] == 0 && counts["apple_tokens"] == 0)
-        await fixture.stop()
+            _ = try await eventually(within: .seconds(60)) { !fixture.revokeCalls.isEmpty }
+            #expect(fixture.revokeCalls.count == 1)
+            #expect(fixture.revokeCalls.first?.parameters["token_type_hint"] == "refresh_token")
+            let counts = try await fixture.counts()
+            #expect(counts["users"] == 0 && counts["sessions"] == 0 && counts["apple_tokens"] == 0)
+        }
     }
 }

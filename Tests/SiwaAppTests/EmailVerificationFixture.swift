@@ -1,19 +1,19 @@
 import AppleSimulator
 import Foundation
+import HTTPServer
 import JSON
-import SQLite
 import Testing
 import TestSupport
 @testable import SiwaApp
 @testable import Store
 
-/// docs/guides/passwords-and-email.md's server over real sockets, on either engine, with a held clock and a webhook
+/// docs/guides/passwords-and-email.md's server in process, on either engine, with a held clock and a webhook
 /// receiver standing in for the team's backend (where codes arrive).
-final class EmailVerificationFixture: @unchecked Sendable {
+final class EmailVerificationFixture: @unchecked Sendable, Stoppable {
     typealias Reply = PasswordRoutesTests.Reply
     static let app = PasswordRoutesTests.app
 
-    let harness: ApplicationTests.Harness
+    let harness: TestApp
     let clock: HeldClock
     let receiver: WebhookReceiver
 
@@ -22,16 +22,11 @@ final class EmailVerificationFixture: @unchecked Sendable {
         self.clock = clock
         let receiver = try WebhookReceiver()
         self.receiver = receiver
-        let url = engine == .postgres ? try await PostgresCluster.shared().makeDatabase() : nil
-        harness = try ApplicationTests.Harness(clocks: clock.clocks) {
+        harness = try await TestApp(engine: engine, clock: clock) {
             $0.clientIDs = [Self.app]
             $0.publicURL = "http://localhost:8080"
             $0.webhookURL = receiver.url
             $0.webhookSecret = receiver.secretBytes
-            if let url {
-                $0.database = url
-                $0.dataKey = [UInt8](repeating: 9, count: 32)
-            }
         }
         _ = try await harness.waitUntilReady()
     }
@@ -41,20 +36,9 @@ final class EmailVerificationFixture: @unchecked Sendable {
 
     func send(_ method: String, _ path: String, _ body: [(String, JSONValue)]? = nil, token: String? = nil) async throws -> Reply {
         let text = body.map { JSONWriter.string(.object(JSONObject($0))) } ?? ""
-        var request = "\(method) \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: \(text.utf8.count)\r\n"
-        if body != nil { request += "Content-Type: application/json\r\n" }
-        if let token { request += "Authorization: Bearer \(token)\r\n" }
-        let reply = try await HTTPGet.raw(port: harness.application.port, request + "\r\n" + text)
-        let split = reply.range(of: "\r\n\r\n")
-        let head = split.map { String(reply[..<$0.lowerBound]) } ?? reply
-        var lines = head.components(separatedBy: "\r\n")
-        let status = Int(lines.removeFirst().split(separator: " ").dropFirst().first ?? "") ?? 0
-        var fields: [String: String] = [:]
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        return Reply(status: status, headers: fields, body: split.map { String(reply[$0.upperBound...]) } ?? "")
+        let headers: [(String, String)] = body == nil ? [] : [("Content-Type", "application/json")]
+        let reply = try await harness.send(HTTPMethod(method), path, bearer: token, headers: headers, body: text)
+        return Reply(status: reply.status, headers: reply.headers, body: reply.body)
     }
 
     func signUp(_ email: String, _ password: String = "correct horse battery") async throws -> Reply {

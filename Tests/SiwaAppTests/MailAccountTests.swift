@@ -21,27 +21,28 @@ struct MailAccountTests {
             headers: language.map { ["Accept-Language": $0] } ?? [:])
     }
 
-    @Test func theLocaleComesFromAcceptLanguageAndPatchChangesIt() async throws {
-        let fixture = try await Fixture()
-        let korean = try await Self.signUp(fixture, "kim@example.com", language: "ko-KR,ko;q=0.9,en-US;q=0.8")
-        #expect(korean.status == 201 && korean.user?["locale"] == .string("ko"))
-        #expect(try await Self.signUp(fixture, "ada@example.com", language: "fr-FR, en;q=0.5, ko;q=0.4").user?["locale"] == .string("en"))
-        #expect(try await Self.signUp(fixture, "bob@example.com", language: nil).user?["locale"] == .string("en"))
-        let apple = try await fixture.send("POST", "/api/auth/apple", try fixture.apple(PasswordRoutesTests.sub(70)), headers: ["Accept-Language": "ko"])
-        #expect(apple.status == 200 && apple.user?["locale"] == .string("ko"), "\(apple.body)")
+    @Test(arguments: DatabaseEngine.available)
+    func theLocaleComesFromAcceptLanguageAndPatchChangesIt(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
+            let korean = try await Self.signUp(fixture, "kim@example.com", language: "ko-KR,ko;q=0.9,en-US;q=0.8")
+            #expect(korean.status == 201 && korean.user?["locale"] == .string("ko"))
+            #expect(try await Self.signUp(fixture, "ada@example.com", language: "fr-FR, en;q=0.5, ko;q=0.4").user?["locale"] == .string("en"))
+            #expect(try await Self.signUp(fixture, "bob@example.com", language: nil).user?["locale"] == .string("en"))
+            let apple = try await fixture.send("POST", "/api/auth/apple", try fixture.apple(PasswordRoutesTests.sub(70)), headers: ["Accept-Language": "ko"])
+            #expect(apple.status == 200 && apple.user?["locale"] == .string("ko"), "\(apple.body)")
 
-        let bearer = fixture.bearer(korean.token)
-        let changed = try await fixture.send("PATCH", "/api/account", [("locale", .string("en"))], headers: bearer)
-        #expect(changed.status == 200 && changed.user?["locale"] == .string("en") && changed.user?["email"] == .string("kim@example.com"))
-        #expect(try await fixture.send("GET", "/api/me", headers: bearer).user?["locale"] == .string("en"))
+            let bearer = fixture.bearer(korean.token)
+            let changed = try await fixture.send("PATCH", "/api/account", [("locale", .string("en"))], headers: bearer)
+            #expect(changed.status == 200 && changed.user?["locale"] == .string("en") && changed.user?["email"] == .string("kim@example.com"))
+            #expect(try await fixture.send("GET", "/api/me", headers: bearer).user?["locale"] == .string("en"))
 
-        for body: [(String, JSONValue)] in [[("locale", .string("fr"))], [("locale", .null)], [], [("locale", .string("ko")), ("email", .string("x@example.com"))]] {
-            let refused = try await fixture.send("PATCH", "/api/account", body, headers: bearer)
-            #expect(refused.status == 400 && refused.error == "invalid_request", "\(body)")
+            for body: [(String, JSONValue)] in [[("locale", .string("fr"))], [("locale", .null)], [], [("locale", .string("ko")), ("email", .string("x@example.com"))]] {
+                let refused = try await fixture.send("PATCH", "/api/account", body, headers: bearer)
+                #expect(refused.status == 400 && refused.error == "invalid_request", "\(body)")
+            }
+            #expect(try await fixture.send("PATCH", "/api/account", [("locale", .string("ko"))]).status == 401)
+            #expect(try await fixture.send("GET", "/api/me", headers: bearer).user?["locale"] == .string("en"), "nothing refused changed it")
         }
-        #expect(try await fixture.send("PATCH", "/api/account", [("locale", .string("ko"))]).status == 401)
-        #expect(try await fixture.send("GET", "/api/me", headers: bearer).user?["locale"] == .string("en"), "nothing refused changed it")
-        await fixture.stop()
     }
 
     /// With `smtp_url`, the sign-up's code goes by mail in the user's language, and no webhook
@@ -49,27 +50,27 @@ struct MailAccountTests {
     @Test(.enabled(if: PythonTools.testsEnabled))
     func withSMTPTheSignUpCodeArrivesByMailAndVerifiesTheAddress() async throws {
         let server = try await AiosmtpdServer(user: MailDeliveryTests.user, password: MailDeliveryTests.password)
-        let fixture = try await Fixture(webhooks: true) {
+        try await withFixture(Fixture(webhooks: true) {
             $0.smtpURL = try? SMTPURL(
                 "smtp://\(FormURLEncoding.escape(MailDeliveryTests.user)):\(FormURLEncoding.escape(MailDeliveryTests.password))@127.0.0.1:\(server.port)")
             $0.emailFrom = try? MailAddress(parsing: "Siwa <noreply@siwa.example.com>")
             $0.smtpCAFile = server.folder + "/ca.pem"
-        }
-        let made = try await Self.signUp(fixture, "kim@example.com", language: "ko")
-        #expect(made.status == 201)
-        let arrived = try await server.message(1)
-        #expect(arrived["rcpt_tos"] as? [String] == ["kim@example.com"])
-        let text = try #require((arrived["parts"] as? [[String: Any]])?.first?["content"] as? String)
-        let prefix = "http://localhost:8080/verify-email?code="
-        let link = try #require(text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix(prefix) })
-        #expect((arrived["subject"] as? String)?.unicodeScalars.contains { (0xAC00...0xD7A3).contains($0.value) } == true, "Korean")
+        }) { fixture in
+            let made = try await Self.signUp(fixture, "kim@example.com", language: "ko")
+            #expect(made.status == 201)
+            let arrived = try await server.message(1)
+            #expect(arrived["rcpt_tos"] as? [String] == ["kim@example.com"])
+            let text = try #require((arrived["parts"] as? [[String: Any]])?.first?["content"] as? String)
+            let prefix = "http://localhost:8080/verify-email?code="
+            let link = try #require(text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix(prefix) })
+            #expect((arrived["subject"] as? String)?.unicodeScalars.contains { (0xAC00...0xD7A3).contains($0.value) } == true, "Korean")
 
-        let verified = try await fixture.send("POST", "/api/auth/email/verify", [("code", .string(String(link.dropFirst(prefix.count))))])
-        #expect(verified.status == 200 && verified.user?["email_verified"] == .bool(true), "\(verified.body)")
-        let receiver = try #require(fixture.receiver)
-        #expect(await receiver.wait { $0.contains { $0.type == "user.updated" } })
-        #expect(!receiver.deliveries.contains { $0.type == "user.email_verification_requested" }, "no webhook carries the code")
-        await fixture.stop()
+            let verified = try await fixture.send("POST", "/api/auth/email/verify", [("code", .string(String(link.dropFirst(prefix.count))))])
+            #expect(verified.status == 200 && verified.user?["email_verified"] == .bool(true), "\(verified.body)")
+            let receiver = try #require(fixture.receiver)
+            #expect(await receiver.wait { $0.contains { $0.type == "user.updated" } })
+            #expect(!receiver.deliveries.contains { $0.type == "user.email_verification_requested" }, "no webhook carries the code")
+        }
     }
 }
 

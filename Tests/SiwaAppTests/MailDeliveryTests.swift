@@ -24,11 +24,7 @@ struct MailDeliveryTests {
     static let password = "p@ss:w/rd 비밀"
     static let key = [UInt8](repeating: 0x42, count: 32)
 
-    final class Clock: Sendable {
-        let now = Mutex<Int64>(1_796_119_200)
-        func advance(_ seconds: Int64) { now.withLock { $0 += seconds } }
-        var read: @Sendable () -> Int64 { { [self] in now.withLock { $0 } } }
-    }
+    static let start: Int64 = 1_796_119_200
 
     /// A fresh folder for a SQLite database, removed afterwards.
     static func withTemporaryFolder<T>(_ body: (String) async throws -> T) async throws -> T {
@@ -46,7 +42,7 @@ struct MailDeliveryTests {
         engine == .postgres ? try await PostgresCluster.shared().makeDatabase() : folder + "/siwa.sqlite3"
     }
 
-    static func deliverer(_ store: Store, port: UInt16, caPEM: String? = nil, clock: Clock, metrics: MailMetrics = MailMetrics()) throws -> MailDeliverer {
+    static func deliverer(_ store: Store, port: UInt16, caPEM: String? = nil, clock: HeldClock, metrics: MailMetrics = MailMetrics()) throws -> MailDeliverer {
         let url = try SMTPURL("smtp://\(FormURLEncoding.escape(user)):\(FormURLEncoding.escape(password))@127.0.0.1:\(port)")
         let client = try SMTPClient(configuration: SMTPConfiguration(url: url, extraCAPEM: caPEM, trustOnlyExtraCAs: caPEM != nil))
         return MailDeliverer(
@@ -71,7 +67,7 @@ struct MailDeliveryTests {
             let server = try await AiosmtpdServer(user: Self.user, password: Self.password)
             let store = try Self.store(try await Self.location(engine, folder: folder))
             defer { store.close() }
-            let clock = Clock()
+            let clock = HeldClock(Self.start)
             let code = "S29yZWFuLWNvZGUtZm9yLWtpbQ"
             try await Self.signUp(store, "kim@example.com", code: code, locale: "ko", now: clock.read())
             let stored = try #require(try await store.mail.claimDue(now: clock.read(), lease: 0, limit: 1).first)
@@ -87,7 +83,7 @@ struct MailDeliveryTests {
             #expect(try failure?.string("last_error").contains("could not connect") == true)
             #expect(try failure?.string("last_error").contains(code) == false)
 
-            clock.advance(10)
+            clock.advance(by: 10)
             let deliverer = try Self.deliverer(store, port: server.port, caPEM: server.caPEM, clock: clock, metrics: metrics)
             #expect(try await deliverer.deliverDue() == 1)
             #expect(metrics.count(kind: "verify_email", outcome: "delivered") == 1)
@@ -123,7 +119,7 @@ struct MailDeliveryTests {
             let server = try await AiosmtpdServer(user: Self.user, password: Self.password)
             let store = try Self.store(try await Self.location(engine, folder: folder))
             defer { store.close() }
-            let clock = Clock()
+            let clock = HeldClock(Self.start)
             try await Self.signUp(store, "refuse-550@example.com", code: "c1", now: clock.read())
             try await Self.signUp(store, "refuse-451@example.com", code: "c2", now: clock.read())
             try await Self.signUp(store, "ada@example.com", code: "c3", now: clock.read())
@@ -143,7 +139,7 @@ struct MailDeliveryTests {
             #expect(try await store.mail.depth().count == 1, "the 451 waits for its retry")
 
             // Retried after the back-off, refused again; the 550 one stays failed until queued again.
-            clock.advance(10)
+            clock.advance(by: 10)
             #expect(try await deliverer.deliverDue() == 1)
             #expect(metrics.count(kind: "verify_email", outcome: "retry") == 2)
             #expect(try await store.mail.requeue(id: try #require(failed.first).id, now: clock.read()))
@@ -161,7 +157,7 @@ struct MailDeliveryTests {
         try await Self.withTemporaryFolder { folder in
             let server = try await AiosmtpdServer(user: Self.user, password: Self.password)
             let location = try await Self.location(engine, folder: folder)
-            let clock = Clock()
+            let clock = HeldClock(Self.start)
             do {
                 let dying = try Self.store(location)
                 try await Self.signUp(dying, "ada@example.com", code: "c1", now: clock.read())
@@ -175,7 +171,7 @@ struct MailDeliveryTests {
             defer { store.close() }
             let deliverer = try Self.deliverer(store, port: server.port, caPEM: server.caPEM, clock: clock)
             #expect(try await deliverer.deliverDue() == 1, "the unclaimed message at once")
-            clock.advance(MailDeliverer.lease)
+            clock.advance(by: MailDeliverer.lease)
             #expect(try await deliverer.deliverDue() == 1, "the claimed one once its lease has passed")
             let recipients = [try await server.message(1), try await server.message(2)].compactMap { $0["rcpt_tos"] as? [String] }
             #expect(Set(recipients.flatMap { $0 }) == ["ada@example.com", "bob@example.com"])
@@ -193,7 +189,7 @@ struct MailDeliveryTests {
         defer { first.close() }
         let second = try Self.store(url)
         defer { second.close() }
-        let clock = Clock()
+        let clock = HeldClock(Self.start)
         let count = 40
         for index in 0..<count { try await Self.signUp(first, "u\(index)@example.com", code: "c\(index)", now: clock.read()) }
         let deliverers = [

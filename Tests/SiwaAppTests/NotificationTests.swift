@@ -1,7 +1,6 @@
 import AppleSimulator
 import Foundation
 import HTTPServer
-import SQLite
 import Store
 import Testing
 @testable import SiwaApp
@@ -13,7 +12,7 @@ import Testing
 
     /// The application on the test harness (`TestApp`), in process unless told otherwise, with
     /// Apple's keys loaded.
-    final class Fixture {
+    final class Fixture: Stoppable {
         let app: TestApp
         /// The name the suite used before `TestApp`: its application and simulator.
         var harness: TestApp { app }
@@ -33,14 +32,7 @@ import Testing
 
         /// Runs `body` with a fresh fixture and stops it at scope exit, whatever happened.
         static func with(engine: DatabaseEngine, transport: Transport = .inProcess, _ body: (Fixture) async throws -> Void) async throws {
-            let fixture = try await Fixture(engine: engine, transport: transport)
-            do {
-                try await body(fixture)
-            } catch {
-                await fixture.stop()
-                throw error
-            }
-            await fixture.stop()
+            try await withFixture(Fixture(engine: engine, transport: transport), body)
         }
 
         /// A user as a sign-in would have left it, with a live session and stored Apple tokens.
@@ -62,7 +54,7 @@ import Testing
             try database.read { try UserStore.user(appleSub: sub, in: $0) }
         }
 
-        func count(_ sql: String, _ parameters: [SQLiteValue]) throws -> Int {
+        func count(_ sql: String, _ parameters: [StoreValue]) throws -> Int {
             try database.read { try $0.queryOne(sql, parameters)?.int(0) ?? -1 }
         }
 

@@ -11,15 +11,17 @@ import Testing
         try #require(try JSONParser.parse(OpenAPIDocument.json).object)
     }
 
-    @Test func theServedDocumentIsOpenAPI31() async throws {
-        let harness = try ApplicationTests.Harness()
-        let reply = try await harness.get("/openapi.json")
-        #expect(reply.status == 200)
-        #expect(reply.headers["content-type"] == "application/json")
-        let served = try #require(try JSONParser.parse(reply.body).object)
-        #expect(served["openapi"]?.string == "3.1.0")
-        #expect(served == (try Self.document()))
-        await harness.stop()
+    /// The socket sample.
+    @Test(arguments: DatabaseEngine.available, Transport.allCases)
+    func theServedDocumentIsOpenAPI31(_ engine: DatabaseEngine, _ transport: Transport) async throws {
+        try await withApp(engine: engine, transport: transport) { harness in
+            let reply = try await harness.get("/openapi.json")
+            #expect(reply.status == 200)
+            #expect(reply.headers["content-type"] == "application/json")
+            let served = try #require(try JSONParser.parse(reply.body).object)
+            #expect(served["openapi"]?.string == "3.1.0")
+            #expect(served == (try Self.document()))
+        }
     }
 
     /// The document names the cookie the server sets and reads (one constant for all three).
@@ -31,9 +33,9 @@ import Testing
 
     @Test func everyRouteIsDescribedAndEveryDescribedRouteExists() async throws {
         // Every optional part switched on, so its routes are served too.
-        let harness = try ApplicationTests.Harness { $0.adminToken = AdminRoutesTests.token }
-        let served = Set(harness.application.routes.map { "\($0.method) \($0.pattern)" })
-        await harness.stop()
+        let served = try await withApp(configure: { $0.adminToken = AdminRoutesTests.token }) { app in
+            Set(app.application.routes.map { "\($0.method) \($0.pattern)" })
+        }
         let paths = try #require(try Self.document()["paths"]?.object)
         var described: Set<String> = []
         for (path, item) in paths {

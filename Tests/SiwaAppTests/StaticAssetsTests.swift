@@ -3,18 +3,19 @@ import Testing
 
 /// `/static/siwa.css` and `/static/siwa.js` serve the resource files' bytes, exactly.
 @Suite struct StaticAssetsTests {
-    @Test func theServedBytesAreTheResourceFiles() async throws {
-        let fixture = try await WebFlowTests.Fixture()
-        for (path, file, type) in [
-            ("/static/siwa.css", PackageResources.siwa_css, "text/css; charset=utf-8"),
-            ("/static/siwa.js", PackageResources.siwa_js, "text/javascript; charset=utf-8"),
-        ] {
-            let reply = try await fixture.send("GET", path)
-            #expect(reply.status == 200)
-            #expect(reply.header("Content-Type") == type)
-            #expect(reply.header("Cache-Control") == "public, max-age=3600")
-            #expect(Array(reply.body.utf8) == file)
+    @Test(arguments: DatabaseEngine.available)
+    func theServedBytesAreTheResourceFiles(_ engine: DatabaseEngine) async throws {
+        try await withFixture(WebFlowTests.Fixture(engine: engine)) { fixture in
+            for (path, file, type) in [
+                ("/static/siwa.css", PackageResources.siwa_css, "text/css; charset=utf-8"),
+                ("/static/siwa.js", PackageResources.siwa_js, "text/javascript; charset=utf-8"),
+            ] {
+                let reply = try await fixture.send("GET", path)
+                #expect(reply.status == 200)
+                #expect(reply.header("Content-Type") == type)
+                #expect(reply.header("Cache-Control") == "public, max-age=3600")
+                #expect(Array(reply.body.utf8) == file)
+            }
         }
-        await fixture.stop()
     }
 }

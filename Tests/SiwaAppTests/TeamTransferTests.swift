@@ -25,20 +25,8 @@ struct TeamTransferTests {
         var lines: [String] { text.withLock { $0.split(separator: "\n").map(String.init) } }
     }
 
-    /// Runs `body` with a fresh fixture and cleans up after it, whatever happened.
-    static func withFixture(_ body: (Fixture) async throws -> Void) async throws {
-        let fixture = try Fixture()
-        do {
-            try await body(fixture)
-        } catch {
-            await fixture.stop()
-            throw error
-        }
-        await fixture.stop()
-    }
-
     /// The simulator on the held clock, team A's database, and the ways to drive both teams.
-    final class Fixture {
+    final class Fixture: Stoppable {
         let clock = HeldClock()
         let simulator: AppleIDSimulator
         let folder: String
@@ -89,14 +77,14 @@ struct TeamTransferTests {
             }
         }
 
-        /// The commands, with short pauses so a test of Apple failing takes milliseconds. The
-        /// pauses are real (pacing is what they are for); no outcome depends on their length.
+        /// The commands on the held clock: a pause advances its monotonic time instead of
+        /// waiting, so a test of Apple failing takes no time; no outcome depends on its length.
         func transfer(_ configuration: Configuration, stopRequested: @escaping @Sendable () -> Bool = { false }) throws -> TeamTransfer {
             let console = self.console
             return try TeamTransfer(
                 configuration: configuration,
                 console: TransferConsole(isTerminal: false, monotonic: Clocks.system.monotonic) { console.append($0) },
-                clocks: clock.clocks, stopRequested: stopRequested, sleep: { try? await Task.sleep(for: .milliseconds(Int($0 * 1000))) },
+                clocks: clock.heldClocks, stopRequested: stopRequested, sleep: { [clock] in clock.advanceMonotonic(by: $0) },
                 pacing: { TransferPacing(rate: Double($0), firstBackoff: 0.01, maximumBackoff: 0.04, maximumTries: 4) })
         }
 
@@ -115,7 +103,7 @@ struct TeamTransferTests {
     }
 
     /// A native sign-in as the phone makes it now: `(status, created, user id)`.
-    static func signIn(_ harness: ApplicationTests.Harness, _ simulator: AppleIDSimulator, sub: String) async throws -> (Int, Bool?, String?) {
+    static func signIn(_ harness: TestApp, _ simulator: AppleIDSimulator, sub: String) async throws -> (Int, Bool?, String?) {
         let token = try simulator.issueCode(sub: sub, clientID: app, nonce: "n").identityToken
         let body = JSONWriter.string(.object(JSONObject([("identity_token", .string(token)), ("nonce", .string("n"))])))
         let reply = try await HTTPGet.raw(
@@ -128,7 +116,7 @@ struct TeamTransferTests {
 
     @Test(arguments: DatabaseEngine.available)
     func theReceivingTeamImportsAndPeopleLandInTheirAccountsUntilTheWindowCloses(_ engine: DatabaseEngine) async throws {
-        try await Self.withFixture { fixture in try await Self.rehearse(fixture, engine: engine) }
+        try await withFixture(Fixture()) { fixture in try await Self.rehearse(fixture, engine: engine) }
     }
 
     static func rehearse(_ fixture: Fixture, engine: DatabaseEngine) async throws {
@@ -160,7 +148,7 @@ struct TeamTransferTests {
             _ = try Store.copy(fromSQLite: fixture.databaseA, toPostgres: databaseB)
         }
         let configurationB = fixture.configuration(moved.toTeam, database: databaseB)
-        let harness = try ApplicationTests.Harness(clocks: fixture.clock.clocks) { configuration in
+        try await withApp(transport: .socket, clock: fixture.clock, configure: { configuration in
             configuration.database = configurationB.database
             configuration.dataKey = configurationB.dataKey
             configuration.clientIDs = configurationB.clientIDs
@@ -168,18 +156,18 @@ struct TeamTransferTests {
             configuration.teamID = configurationB.teamID
             configuration.keyID = configurationB.keyID
             configuration.privateKeyPEM = configurationB.privateKeyPEM
+        }) { harness in
+            do {
+                _ = try await harness.waitUntilReady()
+                try await Self.receive(fixture, harness: harness, configurationB: configurationB)
+            } catch {
+                await harness.stop()
+                throw error
+            }
         }
-        do {
-            _ = try await harness.waitUntilReady()
-            try await Self.receive(fixture, harness: harness, configurationB: configurationB)
-        } catch {
-            await harness.stop()
-            throw error
-        }
-        await harness.stop()
     }
 
-    static func receive(_ fixture: Fixture, harness: ApplicationTests.Harness, configurationB: Configuration) async throws {
+    static func receive(_ fixture: Fixture, harness: TestApp, configurationB: Configuration) async throws {
         let users = fixture.users
 
         // User 0 comes back before the import: found by transfer_sub, moved, signed in.
@@ -223,7 +211,7 @@ struct TeamTransferTests {
     /// the export skips and counts them instead of stopping at the first one, and writes only
     /// the Apple users, an Apple user who also set a password among them.
     @Test func usersWithoutAnAppleIDAreSkippedAndCounted() async throws {
-        try await Self.withFixture { fixture in
+        try await withFixture(Fixture()) { fixture in
             try await fixture.seed(3)
             let store = try Store.open(fixture.databaseA, connections: 2) { TeamTransferTests.dataKey }
             var passwordOnly: [String] = []
@@ -271,7 +259,7 @@ struct TeamTransferTests {
     /// docs/guides/team-transfer.md: an external id a spreadsheet would run as a formula is written with a leading
     /// `'`, and the import reads the file the export wrote back to the values in the database.
     @Test func formulaLikeExternalIDsAreDefusedInTheFileAndReadBackExactly() async throws {
-        try await Self.withFixture { fixture in
+        try await withFixture(Fixture()) { fixture in
             try await fixture.seed(3)
             let store = try Store.open(fixture.databaseA, connections: 2) { TeamTransferTests.dataKey }
             let externalIDs = [#"=HYPERLINK("http://evil.example","x")"#, "-1", "crm-3"]
@@ -296,7 +284,7 @@ struct TeamTransferTests {
     }
 
     @Test func appleStayingDownStopsTheRunAndTheNextRunFinishesIt() async throws {
-        try await Self.withFixture { fixture in
+        try await withFixture(Fixture()) { fixture in
             try await fixture.seed(10)
             fixture.simulator.injectFault(SimulatorFault(endpoint: .userMigrationInfo, status: 503, count: 100, after: 3))
             let stopped = try await fixture.export()
@@ -322,7 +310,7 @@ struct TeamTransferTests {
     }
 
     @Test func aStopRequestEndsTheRunAfterTheCurrentUser() async throws {
-        try await Self.withFixture { fixture in
+        try await withFixture(Fixture()) { fixture in
             try await fixture.seed(8)
             let simulator = fixture.simulator
             let transfer = try fixture.transfer(fixture.configuration(try fixture.teamA, database: fixture.databaseA)) {
@@ -339,7 +327,7 @@ struct TeamTransferTests {
     }
 
     @Test func applesRefusingOurClientIsAConfigurationErrorAndRecordsNothing() async throws {
-        try await Self.withFixture { fixture in
+        try await withFixture(Fixture()) { fixture in
             try await fixture.seed(3)
             // Team B's credentials before the app is B's: Apple answers invalid_client.
             let transfer = try fixture.transfer(fixture.configuration(try fixture.simulator.team(Self.teamB), database: fixture.databaseA))

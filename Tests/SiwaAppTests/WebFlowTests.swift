@@ -6,7 +6,7 @@ import Testing
 import WireFormat
 @testable import SiwaApp
 
-/// docs/reference/http-api.md "Web flow" and §7 "Web" over real sockets: the redirect to Apple, Apple's form_post
+/// docs/reference/http-api.md "Web flow" and §7 "Web", in process on both engines with a socket sample: the redirect to Apple, Apple's form_post
 /// callback (built here as the simulator would post it), the pages and their forms. Every
 /// failure of the callback leaves no user and no session.
 @Suite struct WebFlowTests {
@@ -27,8 +27,8 @@ import WireFormat
         }
     }
 
-    final class Fixture: @unchecked Sendable {
-        let harness: ApplicationTests.Harness
+    final class Fixture: @unchecked Sendable, Stoppable {
+        let harness: TestApp
         /// SQL on the application's own store (no second handle on its file).
         let database: StoreSQL
         var simulator: AppleIDSimulator { harness.simulator }
@@ -36,8 +36,10 @@ import WireFormat
         var origin: String { harness.application.configuration.publicOrigin }
         var redirectURI: String { harness.application.configuration.redirectURI }
 
-        init(configure: (inout Configuration) -> Void = { _ in }) async throws {
-            harness = try ApplicationTests.Harness {
+        init(
+            engine: DatabaseEngine = .sqlite, transport: Transport = .inProcess, configure: (inout Configuration) -> Void = { _ in }
+        ) async throws {
+            harness = try await TestApp(engine: engine, transport: transport) {
                 $0.clientIDs = [NativeSignInTests.app, WebFlowTests.web]
                 $0.webClientID = WebFlowTests.web
                 configure(&$0)
@@ -47,18 +49,8 @@ import WireFormat
         }
 
         func send(_ method: String, _ path: String, headers: [String: String] = [:], body: String = "") async throws -> Reply {
-            var request = "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
-            for (name, value) in headers { request += "\(name): \(value)\r\n" }
-            if method == "POST" { request += "Content-Length: \(body.utf8.count)\r\n" }
-            let text = try await HTTPGet.raw(port: port, request + "\r\n" + body)
-            guard let split = text.range(of: "\r\n\r\n") else { return Reply(status: 0, headers: [], body: text) }
-            var lines = text[..<split.lowerBound].components(separatedBy: "\r\n")
-            let status = Int(lines.removeFirst().split(separator: " ").dropFirst().first ?? "") ?? 0
-            let headers = lines.compactMap { line -> (String, String)? in
-                guard let colon = line.firstIndex(of: ":") else { return nil }
-                return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-            }
-            return Reply(status: status, headers: headers, body: String(text[split.upperBound...]))
+            let reply = try await harness.send(HTTPMethod(method), path, headers: headers.map { ($0.key, $0.value) }, body: body)
+            return Reply(status: reply.status, headers: reply.fields.map { ($0.name, $0.value) }, body: reply.body)
         }
 
         /// `GET /auth/apple/login`: the redirect's query and the binding cookie.
@@ -105,173 +97,180 @@ import WireFormat
 
     // MARK: - The happy path
 
-    @Test func loginRedirectsToAppleAndTheCallbackSignsIn() async throws {
-        let fixture = try await Fixture()
-        let (login, query, binding) = try await fixture.login(returnTo: "/account?tab=1")
-        #expect(login.status == 302)
-        #expect(login.header("Location")?.hasPrefix(fixture.simulator.baseURL + "/auth/authorize?") == true)
-        #expect(login.header("Location")?.contains("response_type=code%20id_token") == true)
-        #expect(query["response_mode"] == "form_post")
-        #expect(query["scope"] == "name email")
-        #expect(query["client_id"] == Self.web)
-        #expect(query["redirect_uri"] == fixture.redirectURI)
-        let state = try #require(query["state"])
-        let nonce = try #require(query["nonce"])
-        #expect(state.count >= 43 && nonce.count >= 43 && state != nonce)
-        // The binding cookie must survive Apple's cross-site POST (APPLE.md pitfall 2).
-        let bindingCookie = try #require(login.cookie(SessionCookies.bindingName))
-        for attribute in ["HttpOnly", "Secure", "SameSite=None", "Path=/auth/apple"] { #expect(bindingCookie.contains(attribute)) }
+    /// The socket sample.
+    @Test(arguments: DatabaseEngine.available, Transport.allCases)
+    func loginRedirectsToAppleAndTheCallbackSignsIn(_ engine: DatabaseEngine, _ transport: Transport) async throws {
+        try await withFixture(Fixture(engine: engine, transport: transport)) { fixture in
+            let (login, query, binding) = try await fixture.login(returnTo: "/account?tab=1")
+            #expect(login.status == 302)
+            #expect(login.header("Location")?.hasPrefix(fixture.simulator.baseURL + "/auth/authorize?") == true)
+            #expect(login.header("Location")?.contains("response_type=code%20id_token") == true)
+            #expect(query["response_mode"] == "form_post")
+            #expect(query["scope"] == "name email")
+            #expect(query["client_id"] == Self.web)
+            #expect(query["redirect_uri"] == fixture.redirectURI)
+            let state = try #require(query["state"])
+            let nonce = try #require(query["nonce"])
+            #expect(state.count >= 43 && nonce.count >= 43 && state != nonce)
+            // The binding cookie must survive Apple's cross-site POST (APPLE.md pitfall 2).
+            let bindingCookie = try #require(login.cookie(SessionCookies.bindingName))
+            for attribute in ["HttpOnly", "Secure", "SameSite=None", "Path=/auth/apple"] { #expect(bindingCookie.contains(attribute)) }
 
-        let user = #"{"name":{"firstName":"Grace","lastName":"<Hopper>"},"email":"web@privaterelay.appleid.com"}"#
-        let reply = try await fixture.callback(try fixture.applePost(state: state, nonce: nonce, user: user), binding: binding)
-        #expect(reply.status == 303, "\(reply.body)")
-        #expect(reply.header("Location") == "/account?tab=1")
-        let sessionCookie = try #require(reply.cookie(SessionCookies.sessionName))
-        for attribute in ["HttpOnly", "Secure", "SameSite=Lax", "Path=/"] { #expect(sessionCookie.contains(attribute)) }
-        #expect(reply.cookie(SessionCookies.bindingName)?.contains("Max-Age=0") == true)
-        let exchange = try #require(fixture.simulator.calls.first { $0.endpoint == "token" })
-        #expect(exchange.parameters["redirect_uri"] == fixture.redirectURI)
-        #expect(exchange.parameters["client_id"] == Self.web)
+            let user = #"{"name":{"firstName":"Grace","lastName":"<Hopper>"},"email":"web@privaterelay.appleid.com"}"#
+            let reply = try await fixture.callback(try fixture.applePost(state: state, nonce: nonce, user: user), binding: binding)
+            #expect(reply.status == 303, "\(reply.body)")
+            #expect(reply.header("Location") == "/account?tab=1")
+            let sessionCookie = try #require(reply.cookie(SessionCookies.sessionName))
+            for attribute in ["HttpOnly", "Secure", "SameSite=Lax", "Path=/"] { #expect(sessionCookie.contains(attribute)) }
+            #expect(reply.cookie(SessionCookies.bindingName)?.contains("Max-Age=0") == true)
+            let exchange = try #require(fixture.simulator.calls.first { $0.endpoint == "token" })
+            #expect(exchange.parameters["redirect_uri"] == fixture.redirectURI)
+            #expect(exchange.parameters["client_id"] == Self.web)
 
-        let session = try #require(reply.cookieValue(SessionCookies.sessionName))
-        let account = try await fixture.send("GET", "/account", headers: ["Cookie": "\(SessionCookies.sessionName)=\(session)"])
-        #expect(account.status == 200)
-        Self.expectPageHeaders(account)
-        #expect(account.body.contains("Hello, Grace &lt;Hopper&gt;"))
-        #expect(!account.body.contains("<Hopper>"))
-        #expect(account.body.contains("web@privaterelay.appleid.com"))
-        #expect(account.body.contains("Hide My Email relay"))
-        #expect(try fixture.count("web_sign_ins") == 0)
-        await fixture.stop()
+            let session = try #require(reply.cookieValue(SessionCookies.sessionName))
+            let account = try await fixture.send("GET", "/account", headers: ["Cookie": "\(SessionCookies.sessionName)=\(session)"])
+            #expect(account.status == 200)
+            Self.expectPageHeaders(account)
+            #expect(account.body.contains("Hello, Grace &lt;Hopper&gt;"))
+            #expect(!account.body.contains("<Hopper>"))
+            #expect(account.body.contains("web@privaterelay.appleid.com"))
+            #expect(account.body.contains("Hide My Email relay"))
+            #expect(try fixture.count("web_sign_ins") == 0)
+        }
     }
 
     // MARK: - Callback failures: each keeps nothing
 
-    @Test func everyCallbackFailureIsAPageAndCreatesNothing() async throws {
-        let fixture = try await Fixture()
-        func attempt(_ name: String, expecting status: Int, _ make: () async throws -> Reply) async throws {
-            let reply = try await make()
-            #expect(reply.status == status, "\(name): \(reply.status) \(reply.body)")
-            #expect(reply.header("Content-Type")?.hasPrefix("text/html") == true, "\(name)")
-            #expect(reply.body.contains("id=\"error-message\""), "\(name)")
-            #expect(reply.cookie(SessionCookies.sessionName) == nil, "\(name)")
-            Self.expectPageHeaders(reply)
-        }
+    @Test(arguments: DatabaseEngine.available)
+    func everyCallbackFailureIsAPageAndCreatesNothing(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
+            func attempt(_ name: String, expecting status: Int, _ make: () async throws -> Reply) async throws {
+                let reply = try await make()
+                #expect(reply.status == status, "\(name): \(reply.status) \(reply.body)")
+                #expect(reply.header("Content-Type")?.hasPrefix("text/html") == true, "\(name)")
+                #expect(reply.body.contains("id=\"error-message\""), "\(name)")
+                #expect(reply.cookie(SessionCookies.sessionName) == nil, "\(name)")
+                Self.expectPageHeaders(reply)
+            }
 
-        // Unknown state.
-        try await attempt("unknown state", expecting: 400) {
-            let (_, query, binding) = try await fixture.login()
-            return try await fixture.callback(try fixture.applePost(state: "never-issued", nonce: query["nonce"] ?? ""), binding: binding)
+            // Unknown state.
+            try await attempt("unknown state", expecting: 400) {
+                let (_, query, binding) = try await fixture.login()
+                return try await fixture.callback(try fixture.applePost(state: "never-issued", nonce: query["nonce"] ?? ""), binding: binding)
+            }
+            // Missing and mismatched binding cookie; each also uses its state up.
+            try await attempt("no binding cookie", expecting: 400) {
+                let (_, query, _) = try await fixture.login()
+                return try await fixture.callback(try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? ""), binding: nil)
+            }
+            try await attempt("another browser's cookie", expecting: 400) {
+                let (_, query, _) = try await fixture.login()
+                let (_, _, otherBinding) = try await fixture.login()
+                return try await fixture.callback(try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? ""), binding: otherBinding)
+            }
+            // Expired state (its ten minutes are over).
+            try await attempt("expired state", expecting: 400) {
+                let (_, query, binding) = try await fixture.login()
+                try fixture.database.writeAndWait { _ = try $0.run("UPDATE web_sign_ins SET expires_at = 0", []) }
+                return try await fixture.callback(try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? ""), binding: binding)
+            }
+            // The id_token carries another nonce.
+            try await attempt("nonce mismatch", expecting: 400) {
+                let (_, query, binding) = try await fixture.login()
+                return try await fixture.callback(try fixture.applePost(state: query["state"] ?? "", nonce: "someone-elses"), binding: binding)
+            }
+            #expect(fixture.simulator.calls.filter { $0.endpoint == "token" }.isEmpty, "nothing reaches Apple before every check passed")
+            // Apple refuses the code, then Apple is down.
+            try await attempt("Apple refuses the code", expecting: 401) {
+                let (_, query, binding) = try await fixture.login()
+                let body = try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? "")
+                fixture.simulator.injectFault(SimulatorFault(endpoint: .token, status: 400, error: "invalid_grant"))
+                return try await fixture.callback(body, binding: binding)
+            }
+            try await attempt("Apple unreachable", expecting: 502) {
+                let (_, query, binding) = try await fixture.login()
+                let body = try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? "")
+                fixture.simulator.injectFault(SimulatorFault(endpoint: .token, status: 503))
+                return try await fixture.callback(body, binding: binding)
+            }
+            // A body that is not Apple's form at all.
+            try await attempt("no state", expecting: 400) { try await fixture.callback("code=x&id_token=y", binding: "z") }
+
+            #expect(try fixture.count("users") == 0)
+            #expect(try fixture.count("sessions") == 0)
+            // Every callback above used its state up; left are the two sign-ins no callback named
+            // (the one beside the unknown state, and the other browser's).
+            #expect(try fixture.count("web_sign_ins") == 2)
         }
-        // Missing and mismatched binding cookie; each also uses its state up.
-        try await attempt("no binding cookie", expecting: 400) {
-            let (_, query, _) = try await fixture.login()
-            return try await fixture.callback(try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? ""), binding: nil)
-        }
-        try await attempt("another browser's cookie", expecting: 400) {
-            let (_, query, _) = try await fixture.login()
-            let (_, _, otherBinding) = try await fixture.login()
-            return try await fixture.callback(try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? ""), binding: otherBinding)
-        }
-        // Expired state (its ten minutes are over).
-        try await attempt("expired state", expecting: 400) {
-            let (_, query, binding) = try await fixture.login()
-            try fixture.database.writeAndWait { _ = try $0.run("UPDATE web_sign_ins SET expires_at = 0", []) }
-            return try await fixture.callback(try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? ""), binding: binding)
-        }
-        // The id_token carries another nonce.
-        try await attempt("nonce mismatch", expecting: 400) {
-            let (_, query, binding) = try await fixture.login()
-            return try await fixture.callback(try fixture.applePost(state: query["state"] ?? "", nonce: "someone-elses"), binding: binding)
-        }
-        #expect(fixture.simulator.calls.filter { $0.endpoint == "token" }.isEmpty, "nothing reaches Apple before every check passed")
-        // Apple refuses the code, then Apple is down.
-        try await attempt("Apple refuses the code", expecting: 401) {
+    }
+
+    @Test(arguments: DatabaseEngine.available)
+    func aStateWorksOnce(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let (_, query, binding) = try await fixture.login()
             let body = try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? "")
-            fixture.simulator.injectFault(SimulatorFault(endpoint: .token, status: 400, error: "invalid_grant"))
-            return try await fixture.callback(body, binding: binding)
+            await #expect(try fixture.callback(body, binding: binding).status == 303)
+            let again = try await fixture.callback(body, binding: binding)
+            #expect(again.status == 400)
+            #expect(again.cookie(SessionCookies.sessionName) == nil)
+            #expect(try fixture.count("sessions") == 1)
         }
-        try await attempt("Apple unreachable", expecting: 502) {
+    }
+
+    @Test(arguments: DatabaseEngine.available)
+    func cancellingGoesBackToTheStartAndUsesTheStateUp(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
             let (_, query, binding) = try await fixture.login()
-            let body = try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? "")
-            fixture.simulator.injectFault(SimulatorFault(endpoint: .token, status: 503))
-            return try await fixture.callback(body, binding: binding)
+            let reply = try await fixture.callback(FormFields(fields: [("error", "user_cancelled_authorize"), ("state", query["state"] ?? "")]).encoded(), binding: binding)
+            #expect(reply.status == 303)
+            #expect(reply.header("Location") == "/?error=cancelled")
+            #expect(try fixture.count("web_sign_ins") == 0)
+            let home = try await fixture.send("GET", "/?error=cancelled")
+            #expect(home.body.contains("You cancelled signing in with Apple."))
+            #expect(try fixture.count("users") == 0)
         }
-        // A body that is not Apple's form at all.
-        try await attempt("no state", expecting: 400) { try await fixture.callback("code=x&id_token=y", binding: "z") }
-
-        #expect(try fixture.count("users") == 0)
-        #expect(try fixture.count("sessions") == 0)
-        // Every callback above used its state up; left are the two sign-ins no callback named
-        // (the one beside the unknown state, and the other browser's).
-        #expect(try fixture.count("web_sign_ins") == 2)
-        await fixture.stop()
     }
 
-    @Test func aStateWorksOnce() async throws {
-        let fixture = try await Fixture()
-        let (_, query, binding) = try await fixture.login()
-        let body = try fixture.applePost(state: query["state"] ?? "", nonce: query["nonce"] ?? "")
-        await #expect(try fixture.callback(body, binding: binding).status == 303)
-        let again = try await fixture.callback(body, binding: binding)
-        #expect(again.status == 400)
-        #expect(again.cookie(SessionCookies.sessionName) == nil)
-        #expect(try fixture.count("sessions") == 1)
-        await fixture.stop()
+    @Test(arguments: DatabaseEngine.available, ["//evil.example/", "https://evil.example/account", "/\\evil.example", "javascript:alert(1)", "/a\u{0}b", "http://localhost:8081/"])
+    func aForeignReturnToIs400(_ engine: DatabaseEngine, _ returnTo: String) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
+            let reply = try await fixture.send("GET", "/auth/apple/login?return_to=" + FormURLEncoding.escape(returnTo))
+            #expect(reply.status == 400)
+            #expect(reply.body.hasPrefix(#"{"error":"invalid_request""#))
+            #expect(reply.cookie(SessionCookies.bindingName) == nil)
+            #expect(try fixture.count("web_sign_ins") == 0)
+        }
     }
 
-    @Test func cancellingGoesBackToTheStartAndUsesTheStateUp() async throws {
-        let fixture = try await Fixture()
-        let (_, query, binding) = try await fixture.login()
-        let reply = try await fixture.callback(FormFields(fields: [("error", "user_cancelled_authorize"), ("state", query["state"] ?? "")]).encoded(), binding: binding)
-        #expect(reply.status == 303)
-        #expect(reply.header("Location") == "/?error=cancelled")
-        #expect(try fixture.count("web_sign_ins") == 0)
-        let home = try await fixture.send("GET", "/?error=cancelled")
-        #expect(home.body.contains("You cancelled signing in with Apple."))
-        #expect(try fixture.count("users") == 0)
-        await fixture.stop()
-    }
-
-    @Test(arguments: ["//evil.example/", "https://evil.example/account", "/\\evil.example", "javascript:alert(1)", "/a\u{0}b", "http://localhost:8081/"])
-    func aForeignReturnToIs400(_ returnTo: String) async throws {
-        let fixture = try await Fixture()
-        let reply = try await fixture.send("GET", "/auth/apple/login?return_to=" + FormURLEncoding.escape(returnTo))
-        #expect(reply.status == 400)
-        #expect(reply.body.hasPrefix(#"{"error":"invalid_request""#))
-        #expect(reply.cookie(SessionCookies.bindingName) == nil)
-        #expect(try fixture.count("web_sign_ins") == 0)
-        await fixture.stop()
-    }
-
-    @Test func anAllowedOriginIsAValidReturnTo() async throws {
-        let fixture = try await Fixture { $0.allowedReturnOrigins = ["https://app.example.com"] }
-        await #expect(try fixture.send("GET", "/auth/apple/login?return_to=" + FormURLEncoding.escape("https://app.example.com/welcome")).status == 302)
-        await #expect(try fixture.send("GET", "/auth/apple/login?return_to=" + FormURLEncoding.escape("https://app.example.com.evil/")).status == 400)
-        await fixture.stop()
+    @Test(arguments: DatabaseEngine.available)
+    func anAllowedOriginIsAValidReturnTo(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine) { $0.allowedReturnOrigins = ["https://app.example.com"] }) { fixture throws in
+            await #expect(try fixture.send("GET", "/auth/apple/login?return_to=" + FormURLEncoding.escape("https://app.example.com/welcome")).status == 302)
+            await #expect(try fixture.send("GET", "/auth/apple/login?return_to=" + FormURLEncoding.escape("https://app.example.com.evil/")).status == 400)
+        }
     }
 
     // MARK: - Pages and forms
 
-    @Test func theSignInPageHasTheButtonAndTheSecurityHeaders() async throws {
-        let fixture = try await Fixture()
-        let page = try await fixture.send("GET", "/")
-        #expect(page.status == 200)
-        Self.expectPageHeaders(page)
-        #expect(page.body.contains(#"id="sign-in-with-apple" class="siwa-button siwa-button--black siwa-button--medium" href="/auth/apple/login""#))
-        // No inline script or style for the CSP to allow.
-        #expect(!page.body.contains("<script>") && !page.body.contains("<style") && !page.body.contains("style="))
-        #expect(page.body.contains(Pages.appleScriptURL(.en)))
-        #expect(page.body.contains(#"data-client-id="com.example.web""#))
-        let variant = try await fixture.send("GET", "/?style=white-outline&title=continue&size=large")
-        #expect(variant.body.contains("siwa-button--white-outline siwa-button--large"))
-        #expect(variant.body.contains("Continue with Apple"))
-        await #expect(try fixture.send("GET", "/account").header("Location") == "/")
-        let css = try await fixture.send("GET", "/static/siwa.css")
-        #expect(css.header("Content-Type") == "text/css; charset=utf-8")
-        #expect(css.body.contains(".siwa-button--white-outline"))
-        await fixture.stop()
+    @Test(arguments: DatabaseEngine.available)
+    func theSignInPageHasTheButtonAndTheSecurityHeaders(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
+            let page = try await fixture.send("GET", "/")
+            #expect(page.status == 200)
+            Self.expectPageHeaders(page)
+            #expect(page.body.contains(#"id="sign-in-with-apple" class="siwa-button siwa-button--black siwa-button--medium" href="/auth/apple/login""#))
+            // No inline script or style for the CSP to allow.
+            #expect(!page.body.contains("<script>") && !page.body.contains("<style") && !page.body.contains("style="))
+            #expect(page.body.contains(Pages.appleScriptURL(.en)))
+            #expect(page.body.contains(#"data-client-id="com.example.web""#))
+            let variant = try await fixture.send("GET", "/?style=white-outline&title=continue&size=large")
+            #expect(variant.body.contains("siwa-button--white-outline siwa-button--large"))
+            #expect(variant.body.contains("Continue with Apple"))
+            await #expect(try fixture.send("GET", "/account").header("Location") == "/")
+            let css = try await fixture.send("GET", "/static/siwa.css")
+            #expect(css.header("Content-Type") == "text/css; charset=utf-8")
+            #expect(css.body.contains(".siwa-button--white-outline"))
+        }
     }
 
     /// Signs in through the web flow; returns the session cookie's value.
@@ -288,84 +287,90 @@ import WireFormat
 
     /// Our pages send `Referrer-Policy: no-referrer`, so browsers post their forms with
     /// `Origin: null`: that passes with the CSRF token; a foreign or missing origin does not.
-    @Test func formsNeedTheCSRFTokenAndNoForeignOrigin() async throws {
-        let fixture = try await Fixture()
-        let session = try await Self.signedIn(fixture)
-        let cookie = "\(SessionCookies.sessionName)=\(session)"
-        let page = try await fixture.send("GET", "/account", headers: ["Cookie": cookie])
-        let token = try #require(Self.csrf(in: page.body))
-        let form = ["Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"]
+    @Test(arguments: DatabaseEngine.available)
+    func formsNeedTheCSRFTokenAndNoForeignOrigin(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
+            let session = try await Self.signedIn(fixture)
+            let cookie = "\(SessionCookies.sessionName)=\(session)"
+            let page = try await fixture.send("GET", "/account", headers: ["Cookie": cookie])
+            let token = try #require(Self.csrf(in: page.body))
+            let form = ["Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"]
 
-        var noToken = form
-        noToken["Origin"] = fixture.origin
-        await #expect(try fixture.send("POST", "/account/logout", headers: noToken, body: "csrf=wrong").status == 403)
-        var otherOrigin = form
-        otherOrigin["Origin"] = "https://evil.example"
-        await #expect(try fixture.send("POST", "/account/logout", headers: otherOrigin, body: "csrf=\(token)").status == 403)
-        await #expect(try fixture.send("POST", "/account/logout", headers: form, body: "csrf=\(token)").status == 403)
-        var opaque = form
-        opaque["Origin"] = "null"
-        await #expect(try fixture.send("POST", "/account/logout", headers: opaque, body: "csrf=wrong").status == 403)
-        #expect(try fixture.count("sessions") == 1)
+            var noToken = form
+            noToken["Origin"] = fixture.origin
+            await #expect(try fixture.send("POST", "/account/logout", headers: noToken, body: "csrf=wrong").status == 403)
+            var otherOrigin = form
+            otherOrigin["Origin"] = "https://evil.example"
+            await #expect(try fixture.send("POST", "/account/logout", headers: otherOrigin, body: "csrf=\(token)").status == 403)
+            await #expect(try fixture.send("POST", "/account/logout", headers: form, body: "csrf=\(token)").status == 403)
+            var opaque = form
+            opaque["Origin"] = "null"
+            await #expect(try fixture.send("POST", "/account/logout", headers: opaque, body: "csrf=wrong").status == 403)
+            #expect(try fixture.count("sessions") == 1)
 
-        let logout = try await fixture.send("POST", "/account/logout", headers: opaque, body: "csrf=\(token)")
-        #expect(logout.status == 303)
-        #expect(logout.header("Location") == "/?signed_out=1")
-        #expect(logout.cookie(SessionCookies.sessionName)?.contains("Max-Age=0") == true)
-        #expect(try fixture.count("sessions") == 0)
-        await fixture.stop()
+            let logout = try await fixture.send("POST", "/account/logout", headers: opaque, body: "csrf=\(token)")
+            #expect(logout.status == 303)
+            #expect(logout.header("Location") == "/?signed_out=1")
+            #expect(logout.cookie(SessionCookies.sessionName)?.contains("Max-Age=0") == true)
+            #expect(try fixture.count("sessions") == 0)
+        }
     }
 
-    @Test func endingSessionsAndDeletingTheAccountFromThePage() async throws {
-        let fixture = try await Fixture()
-        let first = try await Self.signedIn(fixture)
-        let second = try await Self.signedIn(fixture)
-        let third = try await Self.signedIn(fixture)
-        #expect(try fixture.count("sessions") == 3)
-        let cookie = "\(SessionCookies.sessionName)=\(first)"
-        let page = try await fixture.send("GET", "/account", headers: ["Cookie": cookie])
-        #expect(page.body.components(separatedBy: "data-session-id=").count == 4)
-        let token = try #require(Self.csrf(in: page.body))
-        let form = ["Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded", "Origin": fixture.origin]
+    @Test(arguments: DatabaseEngine.available)
+    func endingSessionsAndDeletingTheAccountFromThePage(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
+            let first = try await Self.signedIn(fixture)
+            let second = try await Self.signedIn(fixture)
+            let third = try await Self.signedIn(fixture)
+            #expect(try fixture.count("sessions") == 3)
+            let cookie = "\(SessionCookies.sessionName)=\(first)"
+            let page = try await fixture.send("GET", "/account", headers: ["Cookie": cookie])
+            #expect(page.body.components(separatedBy: "data-session-id=").count == 4)
+            let token = try #require(Self.csrf(in: page.body))
+            let form = ["Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded", "Origin": fixture.origin]
 
-        // End the second session by its id (taken from the page).
-        let secondID = try await #require(try fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(second)"]).status == 200
-            ? fixture.database.read { try $0.queryOne("SELECT id FROM sessions ORDER BY rowid LIMIT 1 OFFSET 1", [])?.string(0) } : nil)
-        let ended = try await fixture.send("POST", "/account/sessions/\(secondID)/end", headers: form, body: "csrf=\(token)")
-        #expect(ended.header("Location") == "/account?ended=1")
-        await #expect(try fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(second)"]).status == 401)
+            // End the second session by its id (taken from the page).
+            let secondLive = try await fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(second)"]).status
+            try #require(secondLive == 200)
+            let listed = try await fixture.send("GET", "/api/sessions", headers: ["Authorization": "Bearer \(second)"])
+            let current = try JSONParser.parse(listed.body).object?["sessions"]?.array?.first { $0.object?["current"] == .bool(true) }
+            let secondID = try #require(current?.object?["id"]?.string)
+            let ended = try await fixture.send("POST", "/account/sessions/\(secondID)/end", headers: form, body: "csrf=\(token)")
+            #expect(ended.header("Location") == "/account?ended=1")
+            await #expect(try fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(second)"]).status == 401)
 
-        let others = try await fixture.send("POST", "/account/sessions/end-others", headers: form, body: "csrf=\(token)")
-        #expect(others.header("Location") == "/account?ended=others")
-        await #expect(try fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(third)"]).status == 401)
-        await #expect(try fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(first)"]).status == 200)
+            let others = try await fixture.send("POST", "/account/sessions/end-others", headers: form, body: "csrf=\(token)")
+            #expect(others.header("Location") == "/account?ended=others")
+            await #expect(try fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(third)"]).status == 401)
+            await #expect(try fixture.send("GET", "/api/me", headers: ["Authorization": "Bearer \(first)"]).status == 200)
 
-        // Deleting needs the confirmation box.
-        await #expect(try fixture.send("POST", "/account/delete", headers: form, body: "csrf=\(token)").status == 400)
-        #expect(try fixture.count("users") == 1)
-        let deleted = try await fixture.send("POST", "/account/delete", headers: form, body: "csrf=\(token)&confirm=yes")
-        #expect(deleted.status == 303)
-        #expect(deleted.header("Location") == "/?deleted=1")
-        #expect(try fixture.count("users") == 0)
-        await #expect(try fixture.send("GET", "/account", headers: ["Cookie": cookie]).header("Location") == "/")
-        await fixture.stop()
+            // Deleting needs the confirmation box.
+            await #expect(try fixture.send("POST", "/account/delete", headers: form, body: "csrf=\(token)").status == 400)
+            #expect(try fixture.count("users") == 1)
+            let deleted = try await fixture.send("POST", "/account/delete", headers: form, body: "csrf=\(token)&confirm=yes")
+            #expect(deleted.status == 303)
+            #expect(deleted.header("Location") == "/?deleted=1")
+            #expect(try fixture.count("users") == 0)
+            await #expect(try fixture.send("GET", "/account", headers: ["Cookie": cookie]).header("Location") == "/")
+        }
     }
 
     /// Sign in with Apple JS popup mode: the page forwards Apple's result to the JSON route,
     /// and a same-origin call gets the session cookie too.
-    @Test func aSameOriginJSONSignInAlsoSetsTheCookie() async throws {
-        let fixture = try await Fixture()
-        let issued = try fixture.simulator.issueCode(sub: "000901.0.0901", clientID: Self.web, nonce: "n", redirectURI: fixture.redirectURI)
-        let body = JSONWriter.string(.object(JSONObject([
-            ("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)), ("nonce", .string("n")),
-        ])))
-        let reply = try await fixture.send("POST", "/api/auth/apple", headers: ["Content-Type": "application/json", "Origin": fixture.origin], body: body)
-        #expect(reply.status == 200, "\(reply.body)")
-        #expect(reply.cookie(SessionCookies.sessionName)?.contains("SameSite=Lax") == true)
-        let other = try fixture.simulator.issueCode(sub: "000901.0.0901", clientID: NativeSignInTests.app, nonce: "m")
-        let native = JSONWriter.string(.object(JSONObject([("identity_token", .string(other.identityToken)), ("nonce", .string("m"))])))
-        await #expect(try fixture.send("POST", "/api/auth/apple", headers: ["Content-Type": "application/json"], body: native).cookies.isEmpty)
-        await fixture.stop()
+    @Test(arguments: DatabaseEngine.available)
+    func aSameOriginJSONSignInAlsoSetsTheCookie(_ engine: DatabaseEngine) async throws {
+        try await withFixture(Fixture(engine: engine)) { fixture in
+            let issued = try fixture.simulator.issueCode(sub: "000901.0.0901", clientID: Self.web, nonce: "n", redirectURI: fixture.redirectURI)
+            let body = JSONWriter.string(.object(JSONObject([
+                ("identity_token", .string(issued.identityToken)), ("authorization_code", .string(issued.code)), ("nonce", .string("n")),
+            ])))
+            let reply = try await fixture.send("POST", "/api/auth/apple", headers: ["Content-Type": "application/json", "Origin": fixture.origin], body: body)
+            #expect(reply.status == 200, "\(reply.body)")
+            #expect(reply.cookie(SessionCookies.sessionName)?.contains("SameSite=Lax") == true)
+            let other = try fixture.simulator.issueCode(sub: "000901.0.0901", clientID: NativeSignInTests.app, nonce: "m")
+            let native = JSONWriter.string(.object(JSONObject([("identity_token", .string(other.identityToken)), ("nonce", .string("m"))])))
+            await #expect(try fixture.send("POST", "/api/auth/apple", headers: ["Content-Type": "application/json"], body: native).cookies.isEmpty)
+        }
     }
 }
 
