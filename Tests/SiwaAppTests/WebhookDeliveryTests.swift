@@ -111,9 +111,10 @@ struct WebhookDeliveryTests {
             #expect(notified.status == 200)
             #expect(try await fixture.deleteAccount(session: session) == 202)
 
-            #expect(await fixture.receiver.wait { $0.filter(\.accepted).count == 3 })
+            #expect(await fixture.receiver.wait { $0.filter(\.accepted).count == 5 })
             let deliveries = fixture.receiver.deliveries
-            #expect(deliveries.map(\.type) == ["user.created", "user.updated", "user.deleted"])
+            // The session the sign-in made, and its end when the account goes, among the user's.
+            #expect(deliveries.map(\.type) == ["user.created", "session.created", "user.updated", "session.ended", "user.deleted"])
             let now = Int64(Date().timeIntervalSince1970)
             for delivery in deliveries {
                 #expect(delivery.method == "POST" && delivery.path == "/hooks/siwa")
@@ -121,12 +122,16 @@ struct WebhookDeliveryTests {
                 #expect(delivery.id.hasPrefix("msg_"))
                 #expect(abs((delivery.timestamp ?? 0) - now) < 120)
                 #expect(delivery.signatureVerifies, "HMAC of \(delivery.id)")
-                #expect(delivery.userID == userID)
                 let json = try #require(delivery.json)
+                if delivery.type.hasPrefix("session.") {
+                    #expect((json["data"] as? [String: Any])?["user_id"] as? String == userID)
+                } else {
+                    #expect(delivery.userID == userID)
+                }
                 #expect(Set(json.keys) == ["type", "timestamp", "data"])
                 #expect((json["timestamp"] as? String)?.hasSuffix("Z") == true)
             }
-            #expect(Set(deliveries.map(\.id)).count == 3, "one webhook-id per event")
+            #expect(Set(deliveries.map(\.id)).count == 5, "one webhook-id per event")
             let created = try #require(deliveries.first?.json?["data"] as? [String: Any])
             #expect(created["email"] as? String == "ada@example.com")
             #expect(created["apple_sub"] as? String == sub)
@@ -134,7 +139,7 @@ struct WebhookDeliveryTests {
             #expect(deleted["reason"] as? String == "account_deleted")
             #expect(Set(deleted.keys) == ["id", "apple_sub", "external_id", "reason"])
 
-            #expect(try await fixture.receiver.verifyWithStandardWebhooks() == 3)
+            #expect(try await fixture.receiver.verifyWithStandardWebhooks() == 5)
             #expect(try await fixture.waitUntilQueueIsEmpty())
             #expect(try await fixture.waitForMetric(#"siwa_webhook_deliveries_total{type="user.deleted",outcome="delivered"} 1"#))
             let metrics = try await fixture.metrics()

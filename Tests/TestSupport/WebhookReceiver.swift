@@ -145,8 +145,11 @@ public final class WebhookReceiver: Sendable {
 
     /// The `data` of the first `count` accepted events of `type`, once they have arrived.
     public func codeRequests(_ type: String, _ count: Int, seconds: Double = 30) async -> [[String: String]]? {
+        // Webhooks come at least once: a delivery the server retried (its answer lost on a loaded
+        // machine) is the same event again, counted once by its webhook-id.
         func requests(_ deliveries: [Delivery]) -> [[String: String]] {
-            deliveries.filter { $0.accepted && $0.type == type }
+            var seen = Set<String>()
+            return deliveries.filter { $0.accepted && $0.type == type && seen.insert($0.id).inserted }
                 .compactMap { ($0.json?["data"] as? [String: Any])?.compactMapValues { $0 as? String } }
         }
         guard await wait(seconds: seconds, until: { requests($0).count >= count }) else { return nil }
