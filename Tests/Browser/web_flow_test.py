@@ -362,7 +362,7 @@ class WebFlowTest(unittest.TestCase):
     def test_the_console_signs_in_finds_a_user_and_ends_their_sessions(self):
         # A person signs in on one browser; their session cookie is also a bearer token.
         person = self.new_browser()
-        self.sign_in(person, "Ada", "Lovelace", hide_email=False)
+        self.sign_in(person, "Ada", "Lovelace", hide_email=False, apple_id="ada.console@example.com")
         email = person.find_element(By.ID, "profile-email").text.split()[0]
         token = {cookie["name"]: cookie for cookie in person.get_cookies()}["siwa_session"]["value"]
         self.assertEqual(self.api_me(token), 200)
@@ -410,6 +410,17 @@ class WebFlowTest(unittest.TestCase):
         operator.find_element(By.CSS_SELECTOR, "form[action$='/sessions/end'] button").click()
         self.wait(operator).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "p.notice"), "Every session of this user has ended."))
         self.assertEqual(self.api_me(token), 401, "the ended session's bearer token is refused")
+
+        # The person's timeline shows the operator's action; the events page lists the trail.
+        self.assertIn("session.ended", operator.find_element(By.CSS_SELECTOR, "body").text)
+        operator.find_element(By.LINK_TEXT, "Events").click()
+        self.wait(operator).until(EC.presence_of_element_located((By.CSS_SELECTOR, "table.events")))
+        self.assertIn("admin.signed_in", operator.find_element(By.CSS_SELECTOR, "table.events").text)
+        self.screenshot(operator, "console-5-events")
+        for section, shot in (("Webhooks", "console-6-webhooks"), ("Email", "console-7-email")):
+            operator.find_element(By.LINK_TEXT, section).click()
+            self.wait(operator).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "h1"), section))
+            self.screenshot(operator, shot)
 
         # Sign out: the console asks for the token again, and the old cookie opens nothing.
         operator.find_element(By.CSS_SELECTOR, ".console-signout button").click()

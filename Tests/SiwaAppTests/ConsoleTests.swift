@@ -231,6 +231,7 @@ import WireFormat
             let sessions = try await console.app.store.sessions.list(userID: id, now: Int64(Date().timeIntervalSince1970))
             #expect(sessions.count == 2)
             for session in sessions { #expect(page.body.contains("/console/users/\(id)/sessions/\(session.id)/end")) }
+            #expect(page.body.contains(#"<th scope="col">Method</th><th scope="col">From</th>"#), "where each session came from")
             let secondID = try #require(try await console.app.store.sessions.authenticate(token: second, now: Int64(Date().timeIntervalSince1970), idleTTL: 86_400)?.0.id)
             let ended = try await console.post("/console/users/\(id)/sessions/\(secondID)/end")
             #expect(ended.headers["location"] == "/console/users/\(id)?done=session_ended")

@@ -82,9 +82,12 @@ enum ConsoleUserPages {
         if detail.sessions.isEmpty {
             body += #"<p class="muted">No live session.</p>"#
         } else {
-            body += #"<table class="data"><thead><tr><th scope="col">Device</th><th scope="col">Started</th><th scope="col">Last used</th><th scope="col">Ends</th><th scope="col"></th></tr></thead><tbody>"#
+            body += #"<table class="data"><thead><tr><th scope="col">Device</th><th scope="col">Method</th><th scope="col">From</th><th scope="col">Started</th><th scope="col">Last used</th><th scope="col">Ends</th><th scope="col"></th></tr></thead><tbody>"#
             for session in detail.sessions {
-                body += "<tr><td>\(HTMLText.escape(session.deviceName ?? "Unknown device"))</td><td>\(ConsolePage.time(session.createdAt))</td>"
+                body += "<tr><td>\(HTMLText.escape(session.deviceName ?? "Unknown device"))"
+                if let agent = session.origin?.userAgent { body += #"<div class="muted agent">\#(HTMLText.escape(agent))</div>"# }
+                body += "</td><td>\(session.origin.map { HTMLText.escape($0.method.rawValue) } ?? "—")</td>"
+                body += "<td>\(HTMLText.escape(session.origin?.ip ?? "—"))</td><td>\(ConsolePage.time(session.createdAt))</td>"
                 body += "<td>\(ConsolePage.ago(session.lastSeenAt, now: now))</td><td>\(ConsolePage.time(session.expiresAt))</td>"
                 body += "<td>\(ConsolePage.button("End", action: base + "/sessions/" + session.id + "/end", csrf: csrf))</td></tr>"
             }
