@@ -16,9 +16,7 @@ import Testing
         #expect(refused?.code == .invalidRequest)
     }
 
-    // The server's audit trail (`GET /api/account/activity`) is not built yet: this runs once it is.
-    @Test(.disabled("the server has no GET /api/account/activity yet"))
-    func theActivityListsTheSignIn() async throws {
+    @Test func theActivityListsTheSignIn() async throws {
         let server = try await TestServer.shared.value
         let client = server.client()
         let signedIn = try await server.signIn(client)
