@@ -336,12 +336,15 @@ public enum Schema {
         // not a reference: a deleted user's events outlive them until `audit_retention`.
         // Sessions learn where they came from: the sign-in method, client address and user
         // agent of the request that made them (null for sessions made before this version).
+        // `seq` is the rowid without AUTOINCREMENT: every sign-in writes events, and
+        // AUTOINCREMENT would update sqlite_sequence with each; retention deletes the oldest
+        // rows only, so the next rowid still follows the newest.
         Migration(
             version: 14,
             name: "audit_events",
             sql: """
                 CREATE TABLE events(
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    seq INTEGER PRIMARY KEY,
                     id TEXT NOT NULL,
                     at INTEGER NOT NULL,
                     type TEXT NOT NULL,
