@@ -68,7 +68,7 @@ struct ConsoleOverviewPage: Sendable {
         guard queue.configured || queue.depth > 0 || queue.failed > 0 else {
             return "<tr><th scope=\"row\">\(label)</th><td colspan=\"4\" class=\"muted\">off: \(off)</td></tr>"
         }
-        let failed = queue.failed > 0 ? #"<span class="badge badge--warn">\#(ConsolePage.count(queue.failed))</span>"# : "0"
+        let failed = queue.failed > 0 ? #"<span class="badge badge--warn">\#(ConsoleQueuePages.failedCount(queue.failed))</span>"# : "0"
         return "<tr><th scope=\"row\">\(label)</th><td class=\"num\">\(ConsolePage.count(queue.depth))</td><td>\(ConsolePage.ago(queue.oldestCreatedAt, now: now))</td><td class=\"num\">\(failed)</td><td><a href=\"\(link)\">Failed items</a></td></tr>"
     }
 

@@ -5,8 +5,14 @@ import Store
 /// `/console/webhooks` and `/console/email`: deliveries that failed for good (past their
 /// retention), each with its last error, and a way to queue them again.
 enum ConsoleQueuePages {
-    /// The most failed items a page lists; the rest are counted.
+    /// The most failed items a page lists. One more is read, to know there are more; the
+    /// count beyond that is not (`siwa-server webhooks failed` / `email failed` list them all).
     static let listed = 200
+
+    /// How many failed, as read with `listed + 1`: "200+" when there were more than listed.
+    static func failedCount(_ count: Int) -> String {
+        count > listed ? ConsolePage.count(listed) + "+" : ConsolePage.count(count)
+    }
 
     static func webhooks(_ failed: [FailedWebhookEvent], configured: Bool, done: String?, now: Int64, csrf: String) -> String {
         var body = "<h1>Webhooks</h1>" + ConsolePage.notice(done)
@@ -45,7 +51,7 @@ enum ConsoleQueuePages {
     private static func header(count: Int, noun: String, retryAll: String, csrf: String) -> String {
         guard count > 0 else { return #"<p class="muted">No failed \#(noun). Deliveries that keep failing past their retention are listed here.</p>"# }
         let shown = count > listed ? " (the oldest \(listed) shown)" : ""
-        return #"<div class="card-head"><p>\#(ConsolePage.count(count)) failed \#(noun)\#(count == 1 ? "" : "s")\#(shown).</p>\#(ConsolePage.button("Retry all", action: retryAll, csrf: csrf))</div>"#
+        return #"<div class="card-head"><p>\#(failedCount(count)) failed \#(noun)\#(count == 1 ? "" : "s")\#(shown).</p>\#(ConsolePage.button("Retry all", action: retryAll, csrf: csrf))</div>"#
     }
 
     private static func userLink(_ id: String) -> String {

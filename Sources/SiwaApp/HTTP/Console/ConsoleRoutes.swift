@@ -214,7 +214,7 @@ struct ConsoleRoutes: Sendable {
 
     func webhooks(_ request: HTTPRequest) async throws -> HTTPResponse {
         let signed = try await gate.require(request)
-        let failed = try await store.webhooks.failed(limit: 1_000)
+        let failed = try await store.webhooks.failed(limit: ConsoleQueuePages.listed + 1)
         let done = (try? FormFields(parsing: request.query ?? ""))?["done"]
         return ConsolePage.response(ConsoleQueuePages.webhooks(failed, configured: webhooksConfigured, done: done, now: clock(), csrf: signed.csrf))
     }
@@ -233,7 +233,7 @@ struct ConsoleRoutes: Sendable {
 
     func email(_ request: HTTPRequest) async throws -> HTTPResponse {
         let signed = try await gate.require(request)
-        let failed = try await store.mail.failed(limit: 1_000)
+        let failed = try await store.mail.failed(limit: ConsoleQueuePages.listed + 1)
         let done = (try? FormFields(parsing: request.query ?? ""))?["done"]
         return ConsolePage.response(ConsoleQueuePages.email(failed, configured: mailConfigured, done: done, now: clock(), csrf: signed.csrf))
     }
