@@ -17,6 +17,9 @@ public final class PostgresConnection {
     private var preparedCount = 0
     /// A transaction's BEGIN not sent yet: it goes with the transaction's first statement.
     private var deferredBegin: String?
+    /// Statements of the open transaction not sent yet (`runDeferred`): they go in one pipeline
+    /// with the next statement that waits for its answer, or with COMMIT.
+    private var deferred: [DeferredStatement] = []
     private(set) var isClosed = false
     /// The server announced it is ending this session (see the notice receiver in init).
     private var isEnding = false
@@ -35,6 +38,12 @@ public final class PostgresConnection {
     private struct PreparedStatement {
         let name: String
         var columns: SQLColumns?
+    }
+
+    private struct DeferredStatement {
+        let name: String
+        let bound: PostgresParameters
+        let sql: String
     }
 
     /// Connects, blocking until the server answers or `connectTimeout` passes.
@@ -105,6 +114,7 @@ public final class PostgresConnection {
         guard !isClosed else { return }
         isClosed = true
         statements.removeAll()
+        deferred = []
         PQfinish(handle)
     }
 
@@ -167,6 +177,22 @@ public final class PostgresConnection {
         try perform(sql, parameters).result.affectedRowCount
     }
 
+    /// Runs one statement of the open transaction whose row count and error the caller does
+    /// not wait for: it is sent in one pipeline with the transaction's next statement that
+    /// waits for an answer, or with its COMMIT, saving a round trip. An error it meets aborts
+    /// the transaction and is thrown by that later call (COMMIT then commits nothing).
+    /// Outside a transaction it runs at once, as `run`.
+    public func runDeferred(_ sql: String, _ parameters: [PostgresValue] = []) throws {
+        guard isInTransaction else {
+            try run(sql, parameters)
+            return
+        }
+        try checkOpen(sql)
+        let bound = try PostgresParameters(parameters, sql: sql)
+        let name = try prepare(StatementKey(sql: sql, types: bound.types), bound)
+        deferred.append(DeferredStatement(name: name, bound: bound, sql: sql))
+    }
+
     /// Runs one statement and returns its rows. Parameters are `$1`, `$2`, … in `sql`.
     public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> [PostgresRow] {
         let (result, key) = try perform(sql, parameters)
@@ -193,6 +219,8 @@ public final class PostgresConnection {
     /// rest; it is what this throws.
     func simpleQueryResults(_ sql: String) throws(PostgresError) -> [QueryResult] {
         try checkOpen(sql)
+        // The simple protocol cannot join a pipeline: what waits goes first, on its own.
+        if !deferred.isEmpty { try sendDeferred(then: nil) }
         var text = sql
         if let begin = deferredBegin {
             // One simple-query message may hold several statements: the BEGIN goes first.
@@ -228,9 +256,8 @@ public final class PostgresConnection {
         while true {
             let name = try prepare(key, bound)
             let result: OpaquePointer?
-            if let begin = deferredBegin {
-                deferredBegin = nil
-                result = try execute(name, bound, openingWith: begin)
+            if deferredBegin != nil || !deferred.isEmpty {
+                result = try sendDeferred(then: Pipelined(name: name, bound: bound, sql: sql))
             } else {
                 result = bound.withArrays { values, lengths, formats in
                     PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, 0)
@@ -250,27 +277,46 @@ public final class PostgresConnection {
         }
     }
 
-    /// A transaction's BEGIN and its first statement in one round trip, through libpq's
-    /// pipeline mode: both sent, then one sync (an explicit transaction block stays open across
-    /// it). Returns the statement's result for `check`; a failed BEGIN is thrown.
-    private func execute(_ name: String, _ bound: PostgresParameters, openingWith begin: String) throws(PostgresError) -> OpaquePointer? {
+    /// A statement sent last in a pipeline: its name and values, or plain SQL without
+    /// parameters (COMMIT, and the SELECT that carries a notification).
+    private struct Pipelined {
+        var name: String?
+        var bound: PostgresParameters?
+        var sql: String
+    }
+
+    /// Sends, in one round trip through libpq's pipeline mode, the deferred BEGIN, the deferred
+    /// statements and then `last` (if any), and one sync (an explicit transaction block stays
+    /// open across it). Throws the first error among the deferred BEGIN and statements; returns
+    /// `last`'s result for `check` (nil when there is none).
+    @discardableResult
+    private func sendDeferred(then last: Pipelined?) throws(PostgresError) -> OpaquePointer? {
+        try sendDeferred(then: last.map { [$0] } ?? []).last ?? nil
+    }
+
+    /// As `sendDeferred(then:)` with several statements at the end; returns their results in order.
+    private func sendDeferred(then tail: [Pipelined]) throws(PostgresError) -> [OpaquePointer?] {
+        let begin = deferredBegin
+        let queued = deferred
+        deferredBegin = nil
+        deferred = []
         guard PQenterPipelineMode(handle) == 1 else {
-            _ = try check(PQexec(handle, begin), sql: begin)
-            return bound.withArrays { values, lengths, formats in
-                PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, 0)
-            }
+            // Not in a state to pipeline: the same statements one round trip each.
+            if let begin { _ = try check(PQexec(handle, begin), sql: begin) }
+            for statement in queued { _ = try check(Self.exec(handle, statement.name, statement.bound), sql: statement.sql) }
+            return tail.map { Self.exec(handle, $0) }
         }
-        let sent = PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1
-            && bound.withArrays({ values, lengths, formats in
-                PQsendQueryPrepared(handle, name, Int32(bound.count), values, lengths, formats, 0)
-            }) == 1
-            && PQpipelineSync(handle) == 1
+        var sent = true
+        if let begin { sent = sent && PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1 }
+        for statement in queued where sent { sent = Self.send(handle, statement.name, statement.bound) }
+        for statement in tail where sent { sent = Self.send(handle, statement) }
+        sent = sent && PQpipelineSync(handle) == 1
         var opened: OpaquePointer?
-        var statement: OpaquePointer?
+        var results: [OpaquePointer?] = []
         if sent {
             // Each query's results end with a null; then comes the sync.
-            opened = takeResults()
-            statement = takeResults()
+            if begin != nil { opened = takeResults() }
+            results = (0..<(queued.count + tail.count)).map { _ in takeResults() }
             while let result = PQgetResult(handle) {
                 let status = PQresultStatus(result)
                 PQclear(result)
@@ -284,16 +330,51 @@ public final class PostgresConnection {
         }
         guard sent else {
             PQclear(opened)
-            PQclear(statement)
-            throw PostgresError(result: nil, connection: handle, sql: begin)
+            results.forEach { PQclear($0) }
+            throw PostgresError(result: nil, connection: handle, sql: begin ?? queued.first?.sql ?? tail.first?.sql)
         }
-        guard PQresultStatus(opened) == PGRES_COMMAND_OK else {
-            PQclear(statement)
-            _ = try check(opened, sql: begin)
-            return nil
+        // The first error wins; what follows it was aborted with the pipeline and is cleared.
+        var failure: PostgresError?
+        let leading = [(opened, begin)].filter { $0.1 != nil } + zip(results.prefix(queued.count), queued.map { Optional($0.sql) })
+        for (result, sql) in leading {
+            guard failure == nil else {
+                PQclear(result)
+                continue
+            }
+            do {
+                _ = try check(result, sql: sql ?? "")
+            } catch {
+                failure = error
+            }
         }
-        PQclear(opened)
-        return statement
+        let rest = Array(results.dropFirst(queued.count))
+        if let failure {
+            rest.forEach { PQclear($0) }
+            throw failure
+        }
+        return rest
+    }
+
+    private static func exec(_ handle: OpaquePointer, _ name: String, _ bound: PostgresParameters) -> OpaquePointer? {
+        bound.withArrays { values, lengths, formats in
+            PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, 0)
+        }
+    }
+
+    private static func exec(_ handle: OpaquePointer, _ statement: Pipelined) -> OpaquePointer? {
+        if let name = statement.name, let bound = statement.bound { return exec(handle, name, bound) }
+        return PQexecParams(handle, statement.sql, 0, nil, nil, nil, nil, 0)
+    }
+
+    private static func send(_ handle: OpaquePointer, _ name: String, _ bound: PostgresParameters) -> Bool {
+        bound.withArrays { values, lengths, formats in
+            PQsendQueryPrepared(handle, name, Int32(bound.count), values, lengths, formats, 0)
+        } == 1
+    }
+
+    private static func send(_ handle: OpaquePointer, _ statement: Pipelined) -> Bool {
+        if let name = statement.name, let bound = statement.bound { return send(handle, name, bound) }
+        return PQsendQueryParams(handle, statement.sql, 0, nil, nil, nil, nil, 0) == 1
     }
 
     /// The first of the current query's results (the rest cleared), reading up to its null.
@@ -401,18 +482,25 @@ public final class PostgresConnection {
                 // in one message takes no parameters, so they are quoted as literals. The
                 // SELECT's one row, or none, says whether the condition held.
                 let condition = notification.condition.map { " WHERE " + $0 } ?? ""
-                let sent = try commit(
-                    "SELECT pg_notify(\(try quotedLiteral(notification.channel)), \(try quotedLiteral(notification.payload)))\(condition); COMMIT")
-                // Its result comes last before COMMIT's (a deferred BEGIN's comes first).
-                notified?(sent.last?.rowCount == 1)
-            } else if deferredBegin != nil {
+                let select = "SELECT pg_notify(\(try quotedLiteral(notification.channel)), \(try quotedLiteral(notification.payload)))\(condition)"
+                // (Committed first: `notified?(…)` would not evaluate its argument without a callback.)
+                let selected = deferred.isEmpty
+                    // Its result comes last before COMMIT's (a deferred BEGIN's comes first).
+                    ? try commit(select + "; COMMIT").last
+                    : try commitPipelined(after: select)
+                notified?(selected?.rowCount == 1)
+            } else if deferredBegin != nil && deferred.isEmpty {
                 // The body sent nothing: there is nothing to commit.
                 deferredBegin = nil
-            } else {
+            } else if deferred.isEmpty {
                 try commit("COMMIT")
+            } else {
+                try commitPipelined(after: nil)
             }
             return result
         } catch {
+            // Never sent, and undone with the transaction anyway.
+            deferred = []
             if deferredBegin != nil {
                 deferredBegin = nil  // nothing reached the server
             } else if isInTransaction {
@@ -433,9 +521,37 @@ public final class PostgresConnection {
             try execute("RELEASE SAVEPOINT siwa")
             return result
         } catch {
+            // Queued after SAVEPOINT (which sent what waited before it): undone with it.
+            deferred = []
             if isInTransaction { _ = try? execute("ROLLBACK TO SAVEPOINT siwa; RELEASE SAVEPOINT siwa") }
             throw error
         }
+    }
+
+    /// COMMIT sent with the deferred statements in one pipeline, after `select` (the statement
+    /// carrying a notification) when there is one; returns `select`'s result.
+    @discardableResult
+    private func commitPipelined(after select: String?) throws -> QueryResult? {
+        let tail = (select.map { [Pipelined(sql: $0)] } ?? []) + [Pipelined(sql: "COMMIT")]
+        let results = try sendDeferred(then: tail)
+        var checked: [QueryResult] = []
+        var failure: PostgresError?
+        for (result, statement) in zip(results, tail) {
+            guard failure == nil else {
+                PQclear(result)
+                continue
+            }
+            do {
+                checked.append(try check(result, sql: statement.sql))
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        if checked.last?.commandTag == "ROLLBACK" {
+            throw PostgresError(code: "25P02", message: "the transaction was aborted by an earlier error and rolled back", sql: "COMMIT")
+        }
+        return select == nil ? nil : checked.first
     }
 
     /// `sql` ends with COMMIT, whose tag is the last result's; returns the results before it.

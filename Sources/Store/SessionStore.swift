@@ -49,7 +49,9 @@ public struct SessionStore: Sendable {
             createdAt: now, lastSeenAt: now, expiresAt: now + ttl
         )
         record.origin = origin
-        try connection.run(
+        // Deferred (on PostgreSQL it goes with the next statement or COMMIT): nothing here
+        // reads its outcome, and a failure still fails the sign-in's transaction.
+        try connection.runDeferred(
             """
             INSERT INTO sessions(id, user_id, token_hash, device_name, created_at, last_seen_at, expires_at, method, ip, user_agent)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -191,6 +191,86 @@ struct PostgresConnectionTests {
         #expect(try connection.queryOne("SELECT 1")?.int(0) == 1)
     }
 
+    /// `runDeferred` sends nothing by itself: its statements go, in order, with the next
+    /// statement that waits for an answer (which sees them), or with COMMIT; an error among them
+    /// is thrown by that later call and the transaction keeps nothing.
+    @Test func deferredStatementsTravelWithTheNextStatementOrTheCommit() async throws {
+        struct Abandon: Error {}
+        let connection = try await open()
+        try connection.execute("CREATE TABLE t(x bigint PRIMARY KEY)")
+        for _ in 0..<2 {  // prepared the first time, only executed the second
+            try connection.execute("TRUNCATE t")
+            let seen = try connection.transaction { connection -> Int? in
+                try connection.runDeferred("INSERT INTO t VALUES ($1)", [.integer(1)])
+                try connection.runDeferred("INSERT INTO t VALUES ($1)", [.integer(2)])
+                let count = try connection.queryOne("SELECT count(*) FROM t")?.int(0)
+                try connection.runDeferred("INSERT INTO t VALUES ($1)", [.integer(3)])  // goes with COMMIT
+                return count
+            }
+            #expect(seen == 2)
+            #expect(try connection.query("SELECT x FROM t ORDER BY x").map { try $0.int(0) } == [1, 2, 3])
+        }
+
+        // A failing deferred statement: not thrown where it was queued, but by the next call.
+        try connection.execute("TRUNCATE t")
+        let error = #expect(throws: PostgresError.self) {
+            try connection.transaction { connection in
+                try connection.run("INSERT INTO t VALUES (1)")
+                try connection.runDeferred("INSERT INTO t VALUES ($1)", [.integer(1)])
+                _ = try connection.queryOne("SELECT 1")
+                Issue.record("the next statement ran past a failed deferred one")
+            }
+        }
+        #expect(error?.isUniqueViolation == true)
+        // …or by COMMIT, when it was the last thing sent.
+        #expect(throws: PostgresError.self) {
+            try connection.transaction { connection in
+                try connection.run("INSERT INTO t VALUES (5)")
+                try connection.runDeferred("INSERT INTO t VALUES ($1)", [.integer(5)])
+            }
+        }
+        #expect(!connection.isInTransaction)
+        #expect(try connection.queryOne("SELECT count(*) FROM t")?.int(0) == 0)
+
+        // A savepoint that throws drops its own deferred statements, not those before it.
+        try connection.transaction { connection in
+            try connection.runDeferred("INSERT INTO t VALUES ($1)", [.integer(6)])
+            _ = try? connection.transaction { connection in
+                try connection.runDeferred("INSERT INTO t VALUES ($1)", [.integer(7)])
+                throw Abandon()
+            }
+            try connection.runDeferred("INSERT INTO t VALUES ($1)", [.integer(8)])
+        }
+        #expect(try connection.query("SELECT x FROM t ORDER BY x").map { try $0.int(0) } == [6, 8])
+
+        // A body that only defers still commits (its BEGIN goes in the same pipeline); one that
+        // throws sends nothing.
+        try connection.transaction { try $0.runDeferred("INSERT INTO t VALUES ($1)", [.integer(9)]) }
+        #expect(throws: Abandon.self) {
+            try connection.transaction { connection in
+                try connection.runDeferred("INSERT INTO t VALUES ($1)", [.integer(10)])
+                throw Abandon()
+            }
+        }
+        // Outside a transaction it runs at once.
+        try connection.runDeferred("INSERT INTO t VALUES ($1)", [.integer(11)])
+        #expect(try connection.query("SELECT x FROM t ORDER BY x").map { try $0.int(0) } == [6, 8, 9, 11])
+    }
+
+    /// A commit that carries a notification and deferred statements: the condition sees them.
+    @Test func aCommitNotificationSeesTheDeferredStatements() async throws {
+        let connection = try await open()
+        try connection.execute("CREATE TABLE t(x bigint)")
+        var sent: Bool?
+        try connection.transaction(.readCommitted, { connection in
+            try connection.runDeferred("INSERT INTO t VALUES ($1)", [.integer(42)])
+        }, notifyingAtCommit: {
+            .init(channel: "deferred", payload: "p", condition: "EXISTS (SELECT 1 FROM t WHERE x = 42)")
+        }, notified: { sent = $0 })
+        #expect(sent == true)
+        #expect(try connection.queryOne("SELECT count(*) FROM t")?.int(0) == 1)
+    }
+
     @Test func aCommitAfterASwallowedErrorIsReportedAsRolledBack() async throws {
         let connection = try await open()
         try connection.execute("CREATE TABLE t(x bigint PRIMARY KEY)")

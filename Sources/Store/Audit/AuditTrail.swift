@@ -3,7 +3,9 @@ import WireFormat
 import SQLRow
 
 /// Writes audit events inside the caller's transaction: a change commits with its event or not
-/// at all, and an event never outlives a rolled-back change. One prepared INSERT per event.
+/// at all, and an event never outlives a rolled-back change. One prepared INSERT per event,
+/// deferred: on PostgreSQL it travels with the transaction's next statement or its COMMIT, so
+/// the trail costs no round trip of its own.
 enum AuditTrail {
     static let insertSQL = """
         INSERT INTO events(id, at, type, user_id, session_id, actor, ip, user_agent, detail)
@@ -14,7 +16,7 @@ enum AuditTrail {
         _ type: AuditEventType, userID: String?, sessionID: String? = nil, detail: JSONObject = JSONObject(),
         context: AuditContext, now: Int64, in connection: any SQLConnection
     ) throws {
-        try connection.run(
+        try connection.runDeferred(
             insertSQL,
             [.text(RecordID.make(prefix: "evt_")), .integer(now), .text(type.rawValue), optional(userID),
              optional(sessionID ?? context.sessionID), .text(context.actor.rawValue), optional(context.ip),

@@ -15,9 +15,16 @@ package protocol SQLConnection: AnyObject {
     func run(_ sql: String, _ parameters: [SQLValue]) throws -> Int
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> [SQLRow]
     func queryOne(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRow?
+    /// Runs a statement of the write's transaction whose row count the caller does not need,
+    /// possibly later: PostgreSQL sends it with the next statement that waits for an answer
+    /// or with COMMIT (one round trip for both), and its error then fails that later call and
+    /// the transaction. SQLite, in process, runs it at once.
+    func runDeferred(_ sql: String, _ parameters: [SQLValue]) throws
 }
 
 extension SQLConnection {
+    package func runDeferred(_ sql: String, _ parameters: [SQLValue]) throws { try run(sql, parameters) }
+
     @discardableResult
     func run(_ sql: String) throws -> Int { try run(sql, []) }
     func query(_ sql: String) throws -> [SQLRow] { try query(sql, []) }

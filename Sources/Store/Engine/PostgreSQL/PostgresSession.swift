@@ -16,6 +16,10 @@ final class PostgresSession: SQLConnection {
         try connection.run(Self.numbered(sql), parameters)
     }
 
+    func runDeferred(_ sql: String, _ parameters: [SQLValue]) throws {
+        try connection.runDeferred(Self.numbered(sql), parameters)
+    }
+
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> [SQLRow] {
         try connection.query(Self.numbered(sql), parameters)
     }
