@@ -220,7 +220,7 @@ public final class PostgresConnection {
     func simpleQueryResults(_ sql: String) throws(PostgresError) -> [QueryResult] {
         try checkOpen(sql)
         // The simple protocol cannot join a pipeline: what waits goes first, on its own.
-        if !deferred.isEmpty { try sendDeferred(then: nil) }
+        if !deferred.isEmpty { try sendDeferred() }
         var text = sql
         if let begin = deferredBegin {
             // One simple-query message may hold several statements: the BEGIN goes first.
@@ -257,7 +257,7 @@ public final class PostgresConnection {
             let name = try prepare(key, bound)
             let result: OpaquePointer?
             if deferredBegin != nil || !deferred.isEmpty {
-                result = try sendDeferred(then: Pipelined(name: name, bound: bound, sql: sql))
+                result = try sendDeferred(then: [Pipelined(name: name, bound: bound, sql: sql)]).first ?? nil
             } else {
                 result = bound.withArrays { values, lengths, formats in
                     PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, 0)
@@ -286,16 +286,11 @@ public final class PostgresConnection {
     }
 
     /// Sends, in one round trip through libpq's pipeline mode, the deferred BEGIN, the deferred
-    /// statements and then `last` (if any), and one sync (an explicit transaction block stays
-    /// open across it). Throws the first error among the deferred BEGIN and statements; returns
-    /// `last`'s result for `check` (nil when there is none).
+    /// statements and then `tail`, and one sync (an explicit transaction block stays open across
+    /// it). Throws the first error among the deferred BEGIN and statements; returns `tail`'s
+    /// results, in order, for the caller to check.
     @discardableResult
-    private func sendDeferred(then last: Pipelined?) throws(PostgresError) -> OpaquePointer? {
-        try sendDeferred(then: last.map { [$0] } ?? []).last ?? nil
-    }
-
-    /// As `sendDeferred(then:)` with several statements at the end; returns their results in order.
-    private func sendDeferred(then tail: [Pipelined]) throws(PostgresError) -> [OpaquePointer?] {
+    private func sendDeferred(then tail: [Pipelined] = []) throws(PostgresError) -> [OpaquePointer?] {
         let begin = deferredBegin
         let queued = deferred
         deferredBegin = nil
@@ -333,26 +328,36 @@ public final class PostgresConnection {
             results.forEach { PQclear($0) }
             throw PostgresError(result: nil, connection: handle, sql: begin ?? queued.first?.sql ?? tail.first?.sql)
         }
-        // The first error wins; what follows it was aborted with the pipeline and is cleared.
+        var leading: [(OpaquePointer?, String)] = begin.map { [(opened, $0)] } ?? []
+        leading += zip(results, queued.map(\.sql))
+        let rest = Array(results.dropFirst(queued.count))
+        do {
+            _ = try checkInOrder(leading)
+        } catch {
+            rest.forEach { PQclear($0) }
+            throw error
+        }
+        return rest
+    }
+
+    /// Checks pipelined results in order: the first error wins and is thrown; what follows it
+    /// was aborted with the pipeline and is cleared.
+    private func checkInOrder(_ results: [(OpaquePointer?, String)]) throws(PostgresError) -> [QueryResult] {
+        var checked: [QueryResult] = []
         var failure: PostgresError?
-        let leading = [(opened, begin)].filter { $0.1 != nil } + zip(results.prefix(queued.count), queued.map { Optional($0.sql) })
-        for (result, sql) in leading {
+        for (result, sql) in results {
             guard failure == nil else {
                 PQclear(result)
                 continue
             }
             do {
-                _ = try check(result, sql: sql ?? "")
+                checked.append(try check(result, sql: sql))
             } catch {
                 failure = error
             }
         }
-        let rest = Array(results.dropFirst(queued.count))
-        if let failure {
-            rest.forEach { PQclear($0) }
-            throw failure
-        }
-        return rest
+        if let failure { throw failure }
+        return checked
     }
 
     private static func exec(_ handle: OpaquePointer, _ name: String, _ bound: PostgresParameters) -> OpaquePointer? {
@@ -533,21 +538,7 @@ public final class PostgresConnection {
     @discardableResult
     private func commitPipelined(after select: String?) throws -> QueryResult? {
         let tail = (select.map { [Pipelined(sql: $0)] } ?? []) + [Pipelined(sql: "COMMIT")]
-        let results = try sendDeferred(then: tail)
-        var checked: [QueryResult] = []
-        var failure: PostgresError?
-        for (result, statement) in zip(results, tail) {
-            guard failure == nil else {
-                PQclear(result)
-                continue
-            }
-            do {
-                checked.append(try check(result, sql: statement.sql))
-            } catch {
-                failure = error
-            }
-        }
-        if let failure { throw failure }
+        let checked = try checkInOrder(Array(zip(try sendDeferred(then: tail), tail.map(\.sql))))
         if checked.last?.commandTag == "ROLLBACK" {
             throw PostgresError(code: "25P02", message: "the transaction was aborted by an earlier error and rolled back", sql: "COMMIT")
         }

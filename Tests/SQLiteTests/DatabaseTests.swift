@@ -111,6 +111,47 @@ import TestSupport
         }
     }
 
+    /// Each job of a batch runs in a savepoint whose journal the writer keeps in memory
+    /// (`temp_store=MEMORY`; on file SQLite spills it past 64 KiB and keeps it until COMMIT):
+    /// a job that rewrites well over 64 KiB of pages its batch already changed, then fails, is
+    /// still undone alone, and the jobs around it commit.
+    @Test func aJobThatRewritesManyPagesAndFailsIsUndoneAlone() async throws {
+        try await withDatabase { database, _ in
+            #expect(try await database.write { try $0.queryOne("PRAGMA temp_store")?.int(0) } == 2)
+            let gate = WriterGate()
+            defer { gate.open() }
+            let before = database.writerCommitCount
+            async let blocker: Void = database.write { _ in gate.block() }
+            try #require(try await eventually { gate.isEntered })
+
+            let wide = String(repeating: "x", count: 2_000)
+            let fill = Task {
+                try await database.write { connection in
+                    for index in 0..<200 { try connection.run("INSERT INTO t(name) VALUES (?)", [.text("\(index)" + wide)]) }
+                }
+            }
+            try #require(try await eventually { database.writerQueuedCount == 1 })
+            let rewrite = Task {
+                try await database.write { connection in
+                    try connection.run("UPDATE t SET name = 'y' || name")
+                    throw Failure()
+                }
+            }
+            try #require(try await eventually { database.writerQueuedCount == 2 })
+            let last = Task { try await database.write { _ = try $0.run("INSERT INTO t(name) VALUES ('last')") } }
+            try #require(try await eventually { database.writerQueuedCount == 3 })
+            gate.open()
+            try await blocker
+
+            try await fill.value
+            await #expect(throws: Failure.self) { try await rewrite.value }
+            try await last.value
+            #expect(try count(database) == 201)
+            #expect(try database.read { try $0.queryOne("SELECT count(*) FROM t WHERE name LIKE 'y%'")?.int(0) } == 0)
+            #expect(database.writerCommitCount - before == 2)
+        }
+    }
+
     @Test func aWriteIsVisibleToALaterRead() async throws {
         try await withDatabase { database, _ in
             // Warm a reader first, so the read below reuses a connection opened before the write.
