@@ -45,7 +45,7 @@ public struct SessionStore: Sendable {
     ) throws -> NewSession {
         let secret = SecureRandom.bytes(tokenBytes)
         var record = SessionRecord(
-            id: RecordID.make(prefix: "ses_"), userID: userID, deviceName: deviceName.flatMap { $0.isEmpty ? nil : $0 },
+            id: RecordID.make(prefix: "ses_", orderedBy: now), userID: userID, deviceName: deviceName.flatMap { $0.isEmpty ? nil : $0 },
             createdAt: now, lastSeenAt: now, expiresAt: now + ttl
         )
         record.origin = origin

@@ -4,6 +4,19 @@ import OpenSSLCrypto
 import Testing
 
 @Suite struct SessionStoreTests {
+    /// Session ids lead with their creation second, so later ones sort later (their index grows
+    /// at its end), and still carry 128 random bits: two made in the same second differ.
+    @Test func sessionIDsSortByCreationAndStayRandom() {
+        let early = RecordID.make(prefix: "ses_", orderedBy: 1_700_000_000)
+        let sameSecond = RecordID.make(prefix: "ses_", orderedBy: 1_700_000_000)
+        let later = RecordID.make(prefix: "ses_", orderedBy: 1_700_000_001)
+        #expect(early.hasPrefix("ses_6553f100") && early.count == 4 + 8 + 32)
+        #expect(early != sameSecond)
+        #expect(early < later && sameSecond < later)
+        #expect(RecordID.make(prefix: "ses_", orderedBy: -5).hasPrefix("ses_00000000"))
+        #expect(RecordID.make(prefix: "ses_", orderedBy: .max).hasPrefix("ses_ffffffff"))
+    }
+
     @Test(arguments: Engine.available)
     func storesOnlyTheTokensHash(_ engine: Engine) async throws {
         try await withStore(engine) { store in
