@@ -90,6 +90,13 @@ public final class Connection {
         sqlite3_last_insert_rowid(handle)
     }
 
+    /// Copies into the database file the WAL frames no reader still needs, without waiting for
+    /// readers or a writer. False when another checkpoint was running or it failed.
+    @discardableResult
+    func checkpointPassively() -> Bool {
+        sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK
+    }
+
     /// True between BEGIN (or an outermost SAVEPOINT) and COMMIT/ROLLBACK.
     public var isInTransaction: Bool {
         sqlite3_get_autocommit(handle) == 0

@@ -38,7 +38,8 @@ public final class Database: Sendable {
             try Self.openReader(path: path, busyTimeout: busyTimeout)
         }
         changes = trackedTables.isEmpty ? nil : RowChangeTracker(tables: trackedTables)
-        self.writer = try Writer(connection: connection, path: path, tracker: changes)
+        let checkpointer = Checkpointer { try Self.openCheckpointer(path: path, synchronous: synchronous, busyTimeout: busyTimeout) }
+        self.writer = try Writer(connection: connection, path: path, tracker: changes, checkpointer: checkpointer)
     }
 
     deinit {
@@ -103,6 +104,9 @@ public final class Database: Sendable {
     var writerCommitCount: Int { writer.commitCount }
     var writerQueuedCount: Int { writer.queuedCount }
     var writerIsAccepting: Bool { writer.isAccepting }
+    /// Checkpoints the writer ran itself rather than leave them to the checkpointer thread.
+    var writerCheckpointCount: Int { writer.ownCheckpointCount }
+    var checkpointer: Checkpointer { writer.checkpointer }
     /// Looks for another process's commits finished so far (tests wait for the next one).
     var writerForeignCommitChecks: Int { writer.foreignCommitCheckCount }
 
@@ -148,6 +152,13 @@ public final class Database: Sendable {
         // a temporary file (seen as three times the writes per sign-in with the audit trail).
         // In memory it is emptied at every RELEASE, so it holds one job's pages at most.
         try connection.execute("PRAGMA foreign_keys=ON; PRAGMA synchronous=\(synchronous.rawValue); PRAGMA temp_store=MEMORY")
+    }
+
+    private static func openCheckpointer(path: String, synchronous: Synchronous, busyTimeout: Duration) throws -> Connection {
+        let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE, busyTimeout: busyTimeout)
+        // A checkpoint fsyncs as its connection's `synchronous` says: the writer's setting.
+        try connection.execute("PRAGMA synchronous=\(synchronous.rawValue)")
+        return connection
     }
 
     private static func openReader(path: String, busyTimeout: Duration) throws -> Connection {

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CSQLite
 import Synchronization
 import SystemThread
 
@@ -17,8 +18,9 @@ import SystemThread
 final class Writer: @unchecked Sendable {
     // Sendable by confinement:
     // - `queue` and `isStopping` are only touched while holding `condition`;
-    // - `connection`, `dataVersion` and `lastForeignCommitCheck` are used only by the writer
-    //   thread, which also closes the connection on the way out;
+    // - `connection`, `dataVersion`, `lastForeignCommitCheck`, `nextCheckpointAt` and
+    //   `mustFinishCheckpoint` are used only by the writer thread (the WAL hook runs on it
+    //   too), which also closes the connection on the way out;
     // - `thread` is written once in init, before any job can be submitted.
     private let condition = Condition()
     private var queue: [any WriteJob] = []
@@ -44,11 +46,26 @@ final class Writer: @unchecked Sendable {
     private let foreignCommitChecks = Atomic<Int>(0)
     private var lastForeignCommitCheck = ContinuousClock.now
 
-    init(connection: Connection, path: String, tracker: RowChangeTracker?) throws {
+    /// Frames added to the WAL between two checkpoint passes: SQLite's own default.
+    static let framesPerCheckpoint = 1_000
+    /// WAL size (in frames of a page) at which the writer finishes the checkpoint itself, so
+    /// the WAL starts over: 16 MiB of 4 KiB pages.
+    static let walFrameLimit = 4_096
+    let checkpointer: Checkpointer
+    /// Checkpoints the writer ran itself (the WAL reached its limit, or no pass could start).
+    private let ownCheckpoints = Atomic<Int>(0)
+    /// WAL frames at which the next pass is asked for.
+    private var nextCheckpointAt = Writer.framesPerCheckpoint
+    /// The WAL reached `walFrameLimit` (or no pass can run): checkpoint after this batch.
+    private var mustFinishCheckpoint = false
+
+    init(connection: Connection, path: String, tracker: RowChangeTracker?, checkpointer: Checkpointer) throws {
         self.connection = connection
         self.path = path
+        self.checkpointer = checkpointer
         changes = tracker.map(RowChangeTracker.Collector.init)
         changes?.install(on: connection)
+        installWALHook()
         thread = try Self.start(self)
     }
 
@@ -62,6 +79,8 @@ final class Writer: @unchecked Sendable {
     }
 
     var commitCount: Int { commits.load(ordering: .relaxed) }
+
+    var ownCheckpointCount: Int { ownCheckpoints.load(ordering: .relaxed) }
 
     var foreignCommitCheckCount: Int { foreignCommitChecks.load(ordering: .acquiring) }
 
@@ -121,10 +140,16 @@ final class Writer: @unchecked Sendable {
             condition.unlock()
             process(jobs)
             jobs.removeAll(keepingCapacity: true)
+            if mustFinishCheckpoint {
+                // After the batch's callers resumed: only the next batch waits for it.
+                mustFinishCheckpoint = !connection.checkpointPassively()
+                ownCheckpoints.add(1, ordering: .relaxed)
+            }
             // A writer that is never idle looks too.
             if ContinuousClock.now - lastForeignCommitCheck >= .milliseconds(Self.foreignCommitCheckMilliseconds) { checkForeignCommits() }
         }
         // TRUNCATE leaves an empty -wal file, so a copied or backed-up database file is whole.
+        checkpointer.stop()
         try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         connection.close()
     }
@@ -207,6 +232,31 @@ final class Writer: @unchecked Sendable {
         }
         changes?.flush()
         job.complete(batchError: error)
+    }
+
+    // MARK: - Checkpoints
+
+    /// Replaces SQLite's automatic checkpoint (which runs in the committing thread) with passes
+    /// on the `Checkpointer`'s thread. The hook runs on the writer thread after each commit.
+    private func installWALHook() {
+        sqlite3_wal_hook(connection.handle, { context, _, _, frames in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<Writer>.fromOpaque(context).takeUnretainedValue().walGrew(to: Int(frames))
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private func walGrew(to frames: Int) {
+        if frames < nextCheckpointAt - Self.framesPerCheckpoint {
+            // The WAL started over.
+            nextCheckpointAt = Self.framesPerCheckpoint
+        }
+        if frames >= Self.walFrameLimit {
+            mustFinishCheckpoint = true
+        } else if frames >= nextCheckpointAt {
+            nextCheckpointAt = frames + Self.framesPerCheckpoint
+            if !checkpointer.request() { mustFinishCheckpoint = true }
+        }
     }
 
     // MARK: - Thread start
