@@ -104,8 +104,13 @@ extension Store {
     /// carries a verified, non-relay email that is another user's password email, proven
     /// (docs/guides/passwords-and-email.md: an unproven one blocks nobody). nil when the sign-in may go ahead.
     static func mergeRefusal(_ identity: VerifiedIdentity, in connection: any SQLConnection) throws -> SignInConflict? {
-        guard let email = identity.email, identity.emailVerified, !identity.isPrivateEmail,
-              try UserStore.user(appleSub: identity.appleSub, in: connection) == nil,
+        guard identity.email != nil, identity.emailVerified, !identity.isPrivateEmail else { return nil }
+        return try mergeRefusal(identity, knownUser: UserStore.user(appleSub: identity.appleSub, in: connection), in: connection)
+    }
+
+    /// `mergeRefusal`, given the user of `identity.appleSub` as the transaction read it.
+    static func mergeRefusal(_ identity: VerifiedIdentity, knownUser: UserRecord?, in connection: any SQLConnection) throws -> SignInConflict? {
+        guard let email = identity.email, identity.emailVerified, !identity.isPrivateEmail, knownUser == nil,
               try credential(email: EmailAddress.normalized(email), in: connection)?.emailVerified == true
         else { return nil }
         return .accountExists

@@ -150,18 +150,21 @@ extension Store {
         if let nonce = write.nonce, let conflict = SignInConflict(try ReplayGuard.consumeNonce(nonce, now: now, in: connection)) {
             throw conflict
         }
-        if let refusal = try mergeRefusal(write.identity, in: connection) { throw refusal }
+        // The user of this `sub`, read once: every step below that asks goes by this row.
+        let known = try UserStore.user(appleSub: write.identity.appleSub, in: connection)
+        if let refusal = try mergeRefusal(write.identity, knownUser: known, in: connection) { throw refusal }
         try ReplayGuard.recordUsedToken(write.tokenHash, expiresAt: write.tokenExpiresAt, in: connection)
         let adopted = try PendingProfileStore.adopt(appleSub: write.identity.appleSub, now: now, in: connection)
         // During a team transfer's window a user not yet imported arrives with the new team's
         // `sub` and their `transfer_sub`: they move to the new `sub` here, so they are not split.
         var moved: UserRecord?
-        if let transferSub = write.identity.transferSub, try UserStore.user(appleSub: write.identity.appleSub, in: connection) == nil {
+        if let transferSub = write.identity.transferSub, known == nil {
             moved = try TeamTransferStore.moveOnSignIn(transferSub: transferSub, to: write.identity.appleSub, now: now, in: connection)
         }
-        let before = try moved ?? (outbox.renderer == nil ? nil : UserStore.user(appleSub: write.identity.appleSub, in: connection))
+        let before = moved ?? known
         let (user, created) = try UserStore.upsertOnSignIn(
-            in: connection, identity: write.identity, profile: write.profile ?? adopted?.profile, locale: write.locale, now: now)
+            in: connection, identity: write.identity, existing: before, profile: write.profile ?? adopted?.profile, locale: write.locale,
+            now: now)
         try proveAppleEmail(write.identity, userID: user.id, now: now, outbox: outbox, in: connection)
         if created {
             try outbox.append(.userCreated, .user(user), now: now, in: connection)

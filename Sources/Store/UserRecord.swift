@@ -41,14 +41,22 @@ public struct UserRecord: Sendable, Equatable {
         (appleSub == nil ? [] : ["apple"]) + (hasPassword ? ["password"] : [])
     }
 
+    /// The `users` columns `init(row:)` reads.
+    private static let storedColumns = [
+        "id", "apple_sub", "email", "email_verified", "is_private_email", "email_forwarding", "real_user_status", "given_name",
+        "family_name", "apple_credential", "external_id", "locale", "created_at", "updated_at",
+    ]
+
     /// The `users` columns, qualified by `u.` so the same list serves joins, and whether a
     /// password credential exists (a primary-key lookup). Every change to the credential's
     /// existence also updates the user row, so caches keyed on that row stay true.
-    static let columns = """
-        u.id, u.apple_sub, u.email, u.email_verified, u.is_private_email, u.email_forwarding,
-        u.real_user_status, u.given_name, u.family_name, u.apple_credential, u.external_id, u.locale, u.created_at, u.updated_at,
-        EXISTS (SELECT 1 FROM password_credentials p WHERE p.user_id = u.id) AS has_password
-        """
+    static let columns = storedColumns.map { "u." + $0 }.joined(separator: ", ")
+        + ", EXISTS (SELECT 1 FROM password_credentials p WHERE p.user_id = u.id) AS has_password"
+
+    /// `columns` for the RETURNING clause of an INSERT or UPDATE of `users` (which has no alias
+    /// there on SQLite).
+    static let returnedColumns = storedColumns.joined(separator: ", ")
+        + ", EXISTS (SELECT 1 FROM password_credentials p WHERE p.user_id = users.id) AS has_password"
 
     init(row: SQLRow) throws {
         id = try row.string("id")

@@ -79,28 +79,26 @@ public struct UserStore: Sendable {
     package static func upsertOnSignIn(
         in connection: any SQLConnection, identity: VerifiedIdentity, profile: ClientProfile?, locale: String = "en", now: Int64
     ) throws -> (user: UserRecord, created: Bool) {
-        if let existing = try user(appleSub: identity.appleSub, in: connection) {
+        try upsertOnSignIn(
+            in: connection, identity: identity, existing: user(appleSub: identity.appleSub, in: connection), profile: profile,
+            locale: locale, now: now)
+    }
+
+    /// `upsertOnSignIn`, given the row of `identity.appleSub` as this transaction already read
+    /// it (nil: there is none): one statement that also returns the row as stored.
+    package static func upsertOnSignIn(
+        in connection: any SQLConnection, identity: VerifiedIdentity, existing: UserRecord?, profile: ClientProfile?, locale: String = "en",
+        now: Int64
+    ) throws -> (user: UserRecord, created: Bool) {
+        if let existing {
+            var values: [SQLValue] = []
             if let email = identity.email {
-                // A relay address starts forwarding; a known forwarding state is kept (a
-                // notification may have disabled it); a non-relay address has none.
-                try connection.run(
-                    """
-                    UPDATE users SET email = ?, email_verified = ?, is_private_email = ?,
-                        email_forwarding = CASE WHEN ? = 1 THEN COALESCE(email_forwarding, 'enabled') ELSE NULL END
-                    WHERE id = ?
-                    """,
-                    [.text(email), SQLValue(identity.emailVerified), SQLValue(identity.isPrivateEmail),
-                     SQLValue(identity.isPrivateEmail), .text(existing.id)]
-                )
+                values += [.text(email), SQLValue(identity.emailVerified), SQLValue(identity.isPrivateEmail), SQLValue(identity.isPrivateEmail)]
             }
-            if let status = identity.realUserStatus {
-                try connection.run("UPDATE users SET real_user_status = ? WHERE id = ?", [.text(status.rawValue), .text(existing.id)])
-            }
-            try connection.run(
-                "UPDATE users SET apple_credential = 'authorized', updated_at = ? WHERE id = ?",
-                [.integer(now), .text(existing.id)]
-            )
-            guard let updated = try user(id: existing.id, in: connection) else {
+            if let status = identity.realUserStatus { values.append(.text(status.rawValue)) }
+            values += [.integer(now), .text(existing.id)]
+            let sql = signInUpdates[(identity.email == nil ? 0 : 1) | (identity.realUserStatus == nil ? 0 : 2)]
+            guard let updated = try connection.queryOne(sql, values).map(UserRecord.init) else {
                 throw StoreError.invariant("user \(existing.id) vanished inside its own transaction")
             }
             return (updated, false)
@@ -110,11 +108,12 @@ public struct UserStore: Sendable {
         let email = identity.email ?? profile?.email
         let isPrivate = fromToken && identity.isPrivateEmail
         let id = RecordID.make(prefix: "usr_")
-        try connection.run(
+        let inserted = try connection.queryOne(
             """
             INSERT INTO users(id, apple_sub, email, email_verified, is_private_email, email_forwarding,
                 real_user_status, given_name, family_name, apple_credential, locale, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'authorized', ?, ?, ?)
+            RETURNING \(UserRecord.returnedColumns)
             """,
             [
                 .text(id), .text(identity.appleSub), email.map(SQLValue.text) ?? .null,
@@ -125,10 +124,28 @@ public struct UserStore: Sendable {
                 .integer(now), .integer(now),
             ]
         )
-        guard let created = try user(id: id, in: connection) else {
+        guard let created = try inserted.map(UserRecord.init) else {
             throw StoreError.invariant("user \(id) vanished inside its own transaction")
         }
         return (created, true)
+    }
+
+    /// The sign-in's UPDATE of a known user, by what the token carries: index bit 1 an email
+    /// (the token's email, `email_verified` and `is_private_email` win; a relay address starts
+    /// forwarding, a known forwarding state is kept since a notification may have disabled it,
+    /// a non-relay address has none), bit 2 a `real_user_status` (else the stored one is kept).
+    /// Signing in always restores `apple_credential` to `authorized` (after `consent-revoked`).
+    private static let signInUpdates: [String] = (0..<4).map { variant in
+        var assignments: [String] = []
+        if variant & 1 != 0 {
+            assignments += [
+                "email = ?", "email_verified = ?", "is_private_email = ?",
+                "email_forwarding = CASE WHEN ? = 1 THEN COALESCE(email_forwarding, 'enabled') ELSE NULL END",
+            ]
+        }
+        if variant & 2 != 0 { assignments.append("real_user_status = ?") }
+        assignments += ["apple_credential = 'authorized'", "updated_at = ?"]
+        return "UPDATE users SET \(assignments.joined(separator: ", ")) WHERE id = ? RETURNING \(UserRecord.returnedColumns)"
     }
 
     private static func nonEmpty(_ text: String?) -> SQLValue {
