@@ -182,7 +182,7 @@ extension Store {
         return try await Self.mappingDuplicateEmail {
             try await engine.write { connection in
                 if try Self.emailTaken(normalized, in: connection) { throw PasswordAccountConflict.accountExists }
-                let id = RecordID.make(prefix: "usr_")
+                let id = RecordID.make(prefix: "usr_", orderedBy: now)
                 try connection.run(
                     """
                     INSERT INTO users(id, apple_sub, email, email_verified, is_private_email, real_user_status,

@@ -107,7 +107,7 @@ public struct UserStore: Sendable {
         let fromToken = identity.email != nil
         let email = identity.email ?? profile?.email
         let isPrivate = fromToken && identity.isPrivateEmail
-        let id = RecordID.make(prefix: "usr_")
+        let id = RecordID.make(prefix: "usr_", orderedBy: now)
         let inserted = try connection.queryOne(
             """
             INSERT INTO users(id, apple_sub, email, email_verified, is_private_email, email_forwarding,

@@ -14,7 +14,8 @@ import Testing
                 try UserStore.upsertOnSignIn(in: $0, identity: identity, profile: profile, now: 100)
             }
             #expect(created)
-            #expect(user.id.hasPrefix("usr_") && user.id.count == 4 + 32)
+            // Ordered by creation (RecordID.make(prefix:orderedBy:)): the users index grows at its end.
+            #expect(user.id.hasPrefix("usr_00000064") && user.id.count == 4 + 8 + 32)
             #expect(user.email == "x@privaterelay.appleid.com")
             #expect(user.emailVerified && user.isPrivateEmail)
             #expect(user.emailForwarding == .enabled)
