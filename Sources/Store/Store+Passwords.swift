@@ -20,6 +20,8 @@ public struct PasswordCredential: Sendable, Equatable {
     }
 
     static let columns = "user_id, email, hash, email_verified, created_at, updated_at"
+    static let byEmailSQL = "SELECT \(columns) FROM password_credentials WHERE email = ?"
+    static let byUserSQL = "SELECT \(columns) FROM password_credentials WHERE user_id = ?"
 }
 
 /// Why a change to a password account was refused; the transaction kept nothing of it.
@@ -78,12 +80,12 @@ extension Store {
     }
 
     static func credential(email normalized: String, in connection: any SQLConnection) throws -> PasswordCredential? {
-        try connection.queryOne("SELECT \(PasswordCredential.columns) FROM password_credentials WHERE email = ?", [.text(normalized)])
+        try connection.queryOne(PasswordCredential.byEmailSQL, [.text(normalized)])
             .map(PasswordCredential.init)
     }
 
     static func credential(userID: String, in connection: any SQLConnection) throws -> PasswordCredential? {
-        try connection.queryOne("SELECT \(PasswordCredential.columns) FROM password_credentials WHERE user_id = ?", [.text(userID)])
+        try connection.queryOne(PasswordCredential.byUserSQL, [.text(userID)])
             .map(PasswordCredential.init)
     }
 

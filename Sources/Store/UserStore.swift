@@ -58,13 +58,17 @@ public struct UserStore: Sendable {
     }
 
     package static func user(id: String, in connection: any SQLConnection) throws -> UserRecord? {
-        try connection.queryOne("SELECT \(UserRecord.columns) FROM users u WHERE u.id = ?", [.text(id)]).map(UserRecord.init)
+        try connection.queryOne(byIDSQL, [.text(id)]).map(UserRecord.init)
     }
 
     package static func user(appleSub: String, in connection: any SQLConnection) throws -> UserRecord? {
-        try connection.queryOne("SELECT \(UserRecord.columns) FROM users u WHERE u.apple_sub = ?", [.text(appleSub)])
-            .map(UserRecord.init)
+        try connection.queryOne(byAppleSubSQL, [.text(appleSub)]).map(UserRecord.init)
     }
+
+    // Built once: every sign-in runs them, and an interpolated string is a new allocation to
+    // build and hash for the statement cache on each call.
+    private static let byIDSQL = "SELECT \(UserRecord.columns) FROM users u WHERE u.id = ?"
+    private static let byAppleSubSQL = "SELECT \(UserRecord.columns) FROM users u WHERE u.apple_sub = ?"
 
     // MARK: - Sign-in
 

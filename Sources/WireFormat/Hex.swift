@@ -5,10 +5,24 @@ public enum Hex {
     @usableFromInline static let upperDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     public static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes { append(byte, to: &output, uppercase: uppercase) }
-        return String(decoding: output, as: UTF8.self)
+        // One pass over contiguous bytes straight into the string's storage: ids are made on
+        // every sign-in, and going element by element through the generic sequence cost more
+        // than the random bytes themselves.
+        if let encoded = bytes.withContiguousStorageIfAvailable({ encode(contiguous: $0, uppercase: uppercase) }) { return encoded }
+        return Array(bytes).withUnsafeBufferPointer { encode(contiguous: $0, uppercase: uppercase) }
+    }
+
+    private static func encode(contiguous bytes: UnsafeBufferPointer<UInt8>, uppercase: Bool) -> String {
+        let digits: StaticString = uppercase ? "0123456789ABCDEF" : "0123456789abcdef"
+        return digits.withUTF8Buffer { digits in
+            String(unsafeUninitializedCapacity: bytes.count * 2) { output in
+                for (index, byte) in bytes.enumerated() {
+                    output[2 * index] = digits[Int(byte >> 4)]
+                    output[2 * index + 1] = digits[Int(byte & 0x0F)]
+                }
+                return bytes.count * 2
+            }
+        }
     }
 
     /// Appends the two digits of `byte`.
