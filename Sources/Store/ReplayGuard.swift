@@ -72,16 +72,20 @@ public struct ReplayGuard: Sendable {
     /// Uses up the raw `nonce` in the caller's transaction, if we issued it.
     package static func consumeNonce(_ nonce: String, now: Int64, in connection: any SQLConnection) throws -> NonceUse {
         let hash = SHA256.hash(nonce)
-        let used = try connection.run(
-            "UPDATE issued_nonces SET used_at = ? WHERE nonce_hash = ? AND used_at IS NULL AND expires_at > ?",
-            [.integer(now), .blob(hash), .integer(now)]
-        )
-        if used > 0 { return .consumed }
-        guard let row = try connection.queryOne("SELECT expires_at, used_at FROM issued_nonces WHERE nonce_hash = ?", [.blob(hash)]) else {
-            return .notIssued
-        }
-        return try row.optionalInt64("used_at") != nil ? .alreadyUsed : .expired
+        // Read first, then mark: a nonce the server never issued (a device's own) costs one
+        // statement, and the mark, whose outcome is already known, is deferred (on PostgreSQL it
+        // goes with the next statement). FOR UPDATE makes a concurrent use of the same nonce
+        // wait for this transaction and then read the row as it left it: used.
+        let select = connection.dialect == .postgres ? Self.selectNonceForUpdateSQL : Self.selectNonceSQL
+        guard let row = try connection.queryOne(select, [.blob(hash)]) else { return .notIssued }
+        if try row.optionalInt64("used_at") != nil { return .alreadyUsed }
+        if try row.int64("expires_at") <= now { return .expired }
+        try connection.runDeferred("UPDATE issued_nonces SET used_at = ? WHERE nonce_hash = ?", [.integer(now), .blob(hash)])
+        return .consumed
     }
+
+    private static let selectNonceSQL = "SELECT expires_at, used_at FROM issued_nonces WHERE nonce_hash = ?"
+    private static let selectNonceForUpdateSQL = selectNonceSQL + " FOR UPDATE"
 
     public func consumeNonce(_ nonce: String, now: Int64) async throws -> NonceUse {
         try await engine.write { try Self.consumeNonce(nonce, now: now, in: $0) }

@@ -56,6 +56,21 @@ import Testing
     }
 
     @Test(arguments: Engine.available)
+    func aNonceUsedByManyAtOnceIsConsumedOnce(_ engine: Engine) async throws {
+        try await withStore(engine) { store in
+            let nonce = try await store.replay.issueNonce(now: 1_000)
+            let uses = try await withThrowingTaskGroup(of: NonceUse.self) { group in
+                for _ in 0..<20 { group.addTask { try await store.replay.consumeNonce(nonce.value, now: 1_100) } }
+                return try await group.reduce(into: [NonceUse]()) { $0.append($1) }
+            }
+            #expect(uses.filter { $0 == .consumed }.count == 1)
+            #expect(uses.filter { $0 == .alreadyUsed }.count == 19)
+            let usedAt = try await store.engine.read { try $0.queryOne("SELECT used_at FROM issued_nonces")?.int64(0) }
+            #expect(usedAt == 1_100)
+        }
+    }
+
+    @Test(arguments: Engine.available)
     func pruneRemovesOnlyExpiredRows(_ engine: Engine) async throws {
         try await withStore(engine) { store in
             let guard_ = store.replay
