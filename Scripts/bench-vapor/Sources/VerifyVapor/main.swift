@@ -37,7 +37,7 @@ app.http.server.configuration.port = port
 
 switch mode {
 case .cached:
-    let response = try await app.client.get(URI(string: jwksURL))
+    let response = try await app.client.get(URI(string: jwksURL)).get()
     guard response.status == .ok else { fatalError("verify-vapor: GET \(jwksURL) answered \(response.status)") }
     try await app.jwt.keys.add(jwks: response.content.decode(JWKS.self))
     app.post("verify") { request async throws -> String in
