@@ -1,7 +1,8 @@
 // swift-tools-version:6.1
 //
 // The comparison for Scripts/bench's sign-in figure (issue 13): Vapor 4 with vapor/jwt
-// verifying an Apple identity token alone, its keys cached, no database. A package of its own
+// verifying an Apple identity token alone, no database, either with its keys loaded once at
+// start or through vapor/jwt's Apple helper as it comes (VERIFY_MODE). A package of its own
 // so that Vapor (and SwiftNIO) never become dependencies of the product; built into
 // .build-vapor by the bench script.
 import PackageDescription
