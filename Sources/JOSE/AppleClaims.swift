@@ -39,37 +39,37 @@ public struct AppleClaims: Sendable {
         var isPrivateEmail = false, realUserStatus = RealUserStatus.unsupported, authTime: Int64?
         var transferSubject: String?, tokenID: String?, events: JSONValue?
         for (key, value) in payload.members {
-            switch key {
-            case "iss": issuer = value.string
-            case "aud":
+            switch Claim(key) {
+            case .iss?: issuer = value.string
+            case .aud?:
                 switch value {
                 case .string(let audience): audiences = [audience]
                 // A non-string entry is an audience that is not ours, never one to skip.
                 case .array(let list): audiences = list.map { $0.string ?? "" }
                 default: break
                 }
-            case "sub": subject = value.string
-            case "iat": issued = value
-            case "exp": expires = value
-            case "nonce": nonce = value.string
-            case "nonce_supported": nonceSupported = Self.flag(value)
-            case "c_hash": codeHash = value.string
-            case "email": email = value.string
-            case "email_verified": emailVerified = Self.flag(value)
-            case "is_private_email": isPrivateEmail = Self.flag(value)
-            case "real_user_status":
+            case .sub?: subject = value.string
+            case .iat?: issued = value
+            case .exp?: expires = value
+            case .nonce?: nonce = value.string
+            case .nonceSupported?: nonceSupported = Self.flag(value)
+            case .cHash?: codeHash = value.string
+            case .email?: email = value.string
+            case .emailVerified?: emailVerified = Self.flag(value)
+            case .isPrivateEmail?: isPrivateEmail = Self.flag(value)
+            case .realUserStatus?:
                 switch value.integer {
                 case 1?: realUserStatus = .unknown
                 case 2?: realUserStatus = .likelyReal
                 default: realUserStatus = .unsupported
                 }
-            case "auth_time": authTime = try Self.time(value)
+            case .authTime?: authTime = try Self.time(value)
             // Apple sends no `nbf`; one that is there must at least be a time.
-            case "nbf": _ = try Self.time(value)
-            case "transfer_sub": transferSubject = value.string
-            case "jti": tokenID = value.string
-            case "events": events = value
-            default: break
+            case .nbf?: _ = try Self.time(value)
+            case .transferSub?: transferSubject = value.string
+            case .jti?: tokenID = value.string
+            case .events?: events = value
+            case nil: break
             }
         }
         if requireSubject, subject == nil || subject!.isEmpty { throw .malformed }
@@ -90,6 +90,41 @@ public struct AppleClaims: Sendable {
         self.transferSubject = transferSubject
         self.tokenID = tokenID
         self.events = try events.map { value throws(TokenFailure) in try AppleEvent.list(from: value) }
+    }
+
+    /// The members read above. A `switch` over string literals compares a key with every case
+    /// in turn (a dozen members against seventeen names for every token), so the length picks
+    /// the few names to compare. Exact: each name is ASCII that no other Unicode text equals,
+    /// so a key equal to one has its bytes, and its length.
+    private enum Claim {
+        case iss, aud, sub, iat, exp, nbf, jti, nonce, email, cHash, events, authTime, transferSub
+        case emailVerified, nonceSupported, isPrivateEmail, realUserStatus
+
+        init?(_ key: String) {
+            let claim: Claim? = switch key.utf8.count {
+            case 3:
+                switch key {
+                case "iss": .iss
+                case "aud": .aud
+                case "sub": .sub
+                case "iat": .iat
+                case "exp": .exp
+                case "nbf": .nbf
+                case "jti": .jti
+                default: nil
+                }
+            case 5: key == "nonce" ? .nonce : key == "email" ? .email : nil
+            case 6: key == "c_hash" ? .cHash : key == "events" ? .events : nil
+            case 9: key == "auth_time" ? .authTime : nil
+            case 12: key == "transfer_sub" ? .transferSub : nil
+            case 14: key == "email_verified" ? .emailVerified : nil
+            case 15: key == "nonce_supported" ? .nonceSupported : nil
+            case 16: key == "is_private_email" ? .isPrivateEmail : key == "real_user_status" ? .realUserStatus : nil
+            default: nil
+            }
+            guard let claim else { return nil }
+            self = claim
+        }
     }
 
     /// A time claim in whole seconds since 1970 within `0...latestTime`; nil for `null`.

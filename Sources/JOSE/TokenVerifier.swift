@@ -65,17 +65,24 @@ public enum TokenVerifier {
     public static func verify(
         _ token: String, keys: (String) -> RSAPublicKey?, policy: Policy, now: Int64
     ) throws(TokenFailure) -> Verified {
-        let jws = try CompactJWS(token)
-        // `crit` names extensions a verifier must understand; this one understands none.
-        if jws.header["crit"] != nil { throw .malformed }
-        // Only RS256: `none`, HS256 keyed with the public key and every other algorithm are
-        // refused before any key is touched. `jku`, `jwk`, `x5u` and `x5c` are never read.
-        guard jws.algorithm == "RS256" else { throw .unsupportedAlgorithm }
-        guard let kid = jws.keyID, !kid.isEmpty, let key = keys(kid) else { throw .unknownKey }
-        guard key.verifyRS256(signature: jws.signature, message: jws.signingInput) else { throw .badSignature }
+        try CompactJWS.withParts(of: token) { header, payload, signature, signingInput throws(TokenFailure) -> Verified in
+            // `crit` names extensions a verifier must understand; this one understands none.
+            if header["crit"] != nil { throw .malformed }
+            // Only RS256: `none`, HS256 keyed with the public key and every other algorithm are
+            // refused before any key is touched. `jku`, `jwk`, `x5u` and `x5c` are never read.
+            guard header["alg"]?.string == "RS256" else { throw .unsupportedAlgorithm }
+            guard let kid = header["kid"]?.string, !kid.isEmpty, let key = keys(kid) else { throw .unknownKey }
+            guard key.verifyRS256(signature: signature, message: signingInput) else { throw .badSignature }
+            return try checkClaims(header: header, payload: payload, keyID: kid, policy: policy, now: now)
+        }
+    }
 
+    /// The claim rules, once the signature is good.
+    private static func checkClaims(
+        header: JSONObject, payload: JSONObject, keyID kid: String, policy: Policy, now: Int64
+    ) throws(TokenFailure) -> Verified {
         // Notifications carry the subject inside each event, not at the top (APPLE.md §7).
-        let claims = try AppleClaims(jws.payload, requireSubject: policy.kind != .notification)
+        let claims = try AppleClaims(payload, requireSubject: policy.kind != .notification)
         guard claims.issuer == appleIssuer else { throw .wrongIssuer }
         if let audiences = policy.audiences {
             // Every audience must be ours (docs/reference/http-api.md): a token also meant for another party is
@@ -113,7 +120,7 @@ public enum TokenVerifier {
         if policy.kind == .notification {
             guard let jti = claims.tokenID, !jti.isEmpty, claims.events != nil else { throw .malformed }
         }
-        return Verified(claims: claims, header: jws.header, payload: jws.payload, keyID: kid, nonceForm: nonceForm)
+        return Verified(claims: claims, header: header, payload: payload, keyID: kid, nonceForm: nonceForm)
     }
 
     /// The raw nonce, its lower-case hex SHA-256, or its base64url SHA-256.
@@ -127,7 +134,11 @@ public enum TokenVerifier {
 
     /// OIDC `c_hash`: base64url of the left half of SHA-256 of the code.
     public static func codeHash(_ code: String) -> String {
-        Base64.url.encode(SHA256.hash(code).prefix(16))
+        var code = code
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SHA256.byteCount) { digest in
+            code.withUTF8 { SHA256.hash(UnsafeRawBufferPointer($0), into: UnsafeMutableRawBufferPointer(digest)) }
+            return Base64.url.encode(UnsafeBufferPointer(rebasing: digest[..<16]))
+        }
     }
 
     /// Compares without an early exit, so timing does not reveal how much of a guess matched.

@@ -58,6 +58,9 @@ private struct Reader {
     let maxDepth: Int
     var position = 0
     var depth = 0
+    /// Whether the last string read had neither escapes nor bytes past ASCII: then its bytes
+    /// in the document are its text.
+    var lastStringWasPlainASCII = false
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -122,6 +125,9 @@ private struct Reader {
         // keys costs linear time, not quadratic.
         let scanLimit = 16
         var seen: Set<String> = []
+        // The scan compares strings only where fingerprints allow (see `fingerprint`): every
+        // token's claims are a dozen keys, and String comparison is a call each.
+        var fingerprints = InlineArray<16, UInt64>(repeating: 0)
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
@@ -130,10 +136,21 @@ private struct Reader {
         while true {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let keyStart = position + 1
             let key = try string()
             let isDuplicate: Bool
             if members.count < scanLimit {
-                isDuplicate = members.contains { $0.key == key }
+                let fingerprint = lastStringWasPlainASCII ? Self.fingerprint(UnsafeBufferPointer(rebasing: bytes[keyStart..<(position - 1)])) : 0
+                var found = false
+                for index in members.indices {
+                    let other = fingerprints[index]
+                    if fingerprint == 0 || other == 0 || other == fingerprint, members[index].key == key {
+                        found = true
+                        break
+                    }
+                }
+                isDuplicate = found
+                fingerprints[members.count] = fingerprint
             } else {
                 if seen.isEmpty { seen = Set(members.map(\.key)) }
                 isDuplicate = !seen.insert(key).inserted
@@ -154,6 +171,17 @@ private struct Reader {
             position += 1
             return JSONObject(members)
         }
+    }
+
+    /// A key's length and first seven bytes, with the top bit set; 0 for a key that was not
+    /// plain ASCII (escaped or beyond ASCII), which is always compared as a string. Two plain
+    /// ASCII keys are equal exactly when their bytes are, so different fingerprints mean
+    /// different keys; Unicode equivalence, which String comparison follows, only matters
+    /// where a key is not plain ASCII.
+    static func fingerprint(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var value = UInt64(1) << 63 | UInt64(min(key.count, 127)) << 56
+        for index in 0..<min(key.count, 7) { value |= UInt64(key[index]) << (8 * index) }
+        return value
     }
 
     mutating func array() throws(JSONParser.Failure) -> [JSONValue] {
@@ -191,6 +219,7 @@ private struct Reader {
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
                 position += 1
+                lastStringWasPlainASCII = isASCII
                 // ASCII needs no validation and cannot be "repaired": take the fast path.
                 if isASCII { return String(decoding: slice, as: UTF8.self) }
                 guard let text = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8") }
@@ -200,6 +229,7 @@ private struct Reader {
             if byte >= 0x80 { isASCII = false }
             position += 1
         }
+        lastStringWasPlainASCII = false
         var output = Array(bytes[start..<position])
         while position < bytes.count {
             let byte = bytes[position]
@@ -298,9 +328,27 @@ private struct Reader {
             while position < bytes.count, (0x30...0x39).contains(bytes[position]) { position += 1 }
             guard position > digits else { throw fail("invalid number") }
         }
+        if isInteger, let integer = integer(from: start) { return .integer(integer) }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
-        if isInteger, let integer = Int64(text) { return .integer(integer) }
         guard let double = Double(text), double.isFinite else { throw fail("number out of range") }
         return .double(double)
+    }
+
+    /// The integer written from `start` to `position` (already checked: an optional `-`, then
+    /// digits), or nil when it does not fit, as `Int64(text)` would say, without making the text.
+    func integer(from start: Int) -> Int64? {
+        var index = start
+        let negative = bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var value: Int64 = 0
+        while index < position {
+            let digit = Int64(bytes[index] &- 0x30)
+            let (scaled, scaleOverflow) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow) = negative ? scaled.subtractingReportingOverflow(digit) : scaled.addingReportingOverflow(digit)
+            if scaleOverflow || overflow { return nil }
+            value = next
+            index += 1
+        }
+        return value
     }
 }

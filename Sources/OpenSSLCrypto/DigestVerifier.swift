@@ -24,11 +24,11 @@ final class DigestVerifier: @unchecked Sendable {
         idle.withLock { contexts in contexts.forEach { EVP_PKEY_CTX_free($0.pointer) } }
     }
 
-    func verify(signature: [UInt8], digest: [UInt8]) -> Bool {
+    func verify(signature: UnsafeRawBufferPointer, digest: UnsafeRawBufferPointer) -> Bool {
         guard let context = idle.withLock({ $0.popLast() }) ?? makeContext() else { return false }
-        let valid = signature.withUnsafeBufferPointer { sig in
-            digest.withUnsafeBufferPointer { EVP_PKEY_verify(context.pointer, sig.baseAddress, sig.count, $0.baseAddress, $0.count) == 1 }
-        }
+        let valid = EVP_PKEY_verify(
+            context.pointer, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count,
+            digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count) == 1
         if !valid { ERR_clear_error() }
         let kept = idle.withLock { contexts -> Bool in
             guard contexts.count < Self.maxIdle else { return false }

@@ -50,8 +50,21 @@ public struct RSAPublicKey: Sendable {
     public var bits: Int { key.bits }
 
     /// RSASSA-PKCS1-v1_5 with SHA-256 (JWS `RS256`).
+    @inlinable
     public func verifyRS256(signature: [UInt8], message: some Collection<UInt8>) -> Bool {
-        verifier.verify(signature: signature, digest: SHA256.hash(message))
+        signature.withUnsafeBufferPointer { signature in
+            if let valid = message.withContiguousStorageIfAvailable({ verifyRS256(signature: signature, message: $0) }) { return valid }
+            return Array(message).withUnsafeBufferPointer { verifyRS256(signature: signature, message: $0) }
+        }
+    }
+
+    /// The same over borrowed bytes: the digest stays on the stack, and nothing generic runs
+    /// for the token verified on every sign-in.
+    public func verifyRS256(signature: UnsafeBufferPointer<UInt8>, message: UnsafeBufferPointer<UInt8>) -> Bool {
+        withUnsafeTemporaryAllocation(byteCount: SHA256.byteCount, alignment: 1) { digest in
+            SHA256.hash(UnsafeRawBufferPointer(message), into: digest)
+            return verifier.verify(signature: UnsafeRawBufferPointer(signature), digest: UnsafeRawBufferPointer(digest))
+        }
     }
 
     /// SubjectPublicKeyInfo PEM.

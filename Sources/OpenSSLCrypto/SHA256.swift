@@ -11,7 +11,10 @@ public enum SHA256 {
         }
     }
 
-    public static func hash(_ text: String) -> [UInt8] { hash(Array(text.utf8)) }
+    public static func hash(_ text: String) -> [UInt8] {
+        var text = text
+        return text.withUTF8 { hash($0) }
+    }
 
     /// Into the caller's 32 bytes, through this thread's digest context: no allocation, for
     /// the session token hashed on every authenticated request.

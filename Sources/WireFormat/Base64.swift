@@ -55,33 +55,55 @@ public struct Base64: Sendable {
     // MARK: Encoding
 
     /// Encoding with `.standardOrURL` writes the standard alphabet.
+    @inlinable
     public func encode(_ bytes: some Collection<UInt8>) -> String {
-        let digits = alphabet == .url ? Self.urlDigits : Self.standardDigits
-        let padded = padding != .none
-        var output: [UInt8] = []
-        output.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var iterator = bytes.makeIterator()
-        while let first = iterator.next() {
-            let second = iterator.next()
-            let third = iterator.next()
-            output.append(digits[Int(first >> 2)])
-            output.append(digits[Int((first & 0x03) << 4 | (second ?? 0) >> 4)])
-            if let second {
-                output.append(digits[Int((second & 0x0F) << 2 | (third ?? 0) >> 6)])
-                if let third {
-                    output.append(digits[Int(third & 0x3F)])
-                } else if padded {
-                    output.append(UInt8(ascii: "="))
-                }
-            } else if padded {
-                output.append(UInt8(ascii: "="))
-                output.append(UInt8(ascii: "="))
-            }
-        }
-        return String(decoding: output, as: UTF8.self)
+        if let text = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) { return text }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
     }
 
-    public func encode(_ text: String) -> String { encode(Array(text.utf8)) }
+    public func encode(_ text: String) -> String {
+        var text = text
+        return text.withUTF8 { encode(buffer: $0) }
+    }
+
+    /// Three bytes at a time straight into the string's storage: `c_hash` is encoded for every
+    /// identity token verified, so no intermediate array and no generic iteration.
+    @usableFromInline
+    func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
+        let remainder = input.count % 3
+        let tail = remainder == 0 ? 0 : (padding != .none ? 4 : remainder + 1)
+        let outputCount = input.count / 3 * 4 + tail
+        guard outputCount > 0 else { return "" }
+        let digits = alphabet == .url ? Self.urlDigits : Self.standardDigits
+        return digits.withUnsafeBufferPointer { digits in
+            String(unsafeUninitializedCapacity: outputCount) { out in
+                var position = 0
+                var index = 0
+                while index + 3 <= input.count {
+                    let first = input[index], second = input[index + 1], third = input[index + 2]
+                    out[position] = digits[Int(first >> 2)]
+                    out[position + 1] = digits[Int((first & 0x03) << 4 | second >> 4)]
+                    out[position + 2] = digits[Int((second & 0x0F) << 2 | third >> 6)]
+                    out[position + 3] = digits[Int(third & 0x3F)]
+                    index += 3
+                    position += 4
+                }
+                if remainder != 0 {
+                    let first = input[index]
+                    let second = remainder == 2 ? input[index + 1] : 0
+                    out[position] = digits[Int(first >> 2)]
+                    out[position + 1] = digits[Int((first & 0x03) << 4 | second >> 4)]
+                    if remainder == 2 {
+                        out[position + 2] = digits[Int((second & 0x0F) << 2)]
+                    } else if padding != .none {
+                        out[position + 2] = UInt8(ascii: "=")
+                    }
+                    if padding != .none { out[position + 3] = UInt8(ascii: "=") }
+                }
+                return outputCount
+            }
+        }
+    }
 
     // MARK: Decoding
 

@@ -223,6 +223,43 @@ struct TokenFactory {
         #expect(factory.failure(factory.token(claims: later)) == .wrongAudience)
     }
 
+    /// Claims are found by name; names near the ones read (same length, a prefix, another
+    /// case) are other claims and change nothing.
+    @Test func claimsAreFoundByTheirExactNames() throws {
+        let lookalikes = factory.claims([
+            ("isx", .string("x")), ("Iss", .string("x")), ("nonc3", .string("x")), ("emai1", .string("x")), ("c_hasH", .string("x")),
+            ("email_verifieD", .bool(false)), ("nonce_supporteD", .bool(false)), ("real_user_statuS", .integer(1)),
+            ("is_private_emaiL", .bool(false)), ("auth_timE", .integer(-5)), ("transfer_suB", .string("t")), ("evento", .string("x")),
+            ("nb", .integer(-1)), ("jti_", .integer(1)), ("real_user_status", .integer(1)), ("transfer_sub", .string("old.team.sub")),
+        ])
+        let verified = try factory.verify(factory.token(claims: lookalikes))
+        let claims = verified.claims
+        #expect(claims.issuer == TokenVerifier.appleIssuer && claims.audiences == ["com.example.app"])
+        #expect(claims.subject == "001234.0123456789abcdef0123456789abcdef.0123" && claims.nonce == "raw-nonce")
+        #expect(claims.email == "x@privaterelay.appleid.com" && claims.emailVerified && claims.isPrivateEmail && claims.nonceSupported)
+        #expect(claims.realUserStatus == .unknown && claims.authTime == factory.now && claims.transferSubject == "old.team.sub")
+        #expect(claims.codeHash == TokenVerifier.codeHash("the-code") && claims.tokenID == nil && claims.events == nil)
+        #expect(verified.payload == lookalikes)
+        #expect(verified.header == JSONObject([("kid", .string("KEY1")), ("alg", .string("RS256"))]))
+    }
+
+    /// OIDC's `c_hash` of known codes (Python: base64url(sha256(code)[:16]), unpadded).
+    @Test func codeHashKnownAnswers() {
+        #expect(TokenVerifier.codeHash("the-code") == "7DGrz5DFcFFtWOE5NDHy8Q")
+        #expect(TokenVerifier.codeHash("") == "47DEQpj8HBSa-_TImW-5JA")
+        #expect(TokenVerifier.codeHash("é") == "SplVfkAzw1Od4utlRyAXyg")
+    }
+
+    /// What `CompactJWS` hands out is the token's own parts, whatever path decoded them.
+    @Test func theCompactFormKeepsTheSignedBytesAndTheSignature() throws {
+        let token = factory.token()
+        let parts = token.split(separator: ".")
+        let jws = try CompactJWS(token)
+        #expect(Array(jws.signingInput) == Array("\(parts[0]).\(parts[1])".utf8) && jws.signingInput.startIndex == 0)
+        #expect(jws.signature == Base64.url.decode(String(parts[2])) && jws.signature.count == 256)
+        #expect(jws.payload == factory.claims() && jws.algorithm == "RS256" && jws.keyID == "KEY1")
+    }
+
     @Test func booleansAreReadInEveryFormAppleUses() throws {
         for (value, expected) in [(JSONValue.bool(true), true), (.string("true"), true), (.string("false"), false), (.bool(false), false)] {
             let verified = try factory.verify(factory.token(claims: factory.claims([("email_verified", value), ("is_private_email", value)])))

@@ -74,6 +74,39 @@ import Testing
         #expect(try JSONParser.parse("9223372036854775807") == .integer(Int64.max))
         #expect(try JSONParser.parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
     }
+
+    /// Integers are read from the digits without making text first; the edges stay where
+    /// `Int64(text)` put them.
+    @Test func integersAreReadExactlyToTheEdges() throws {
+        #expect(try JSONParser.parse("-9223372036854775808") == .integer(Int64.min))
+        #expect(try JSONParser.parse("-9223372036854775809") == .double(-9_223_372_036_854_775_808))
+        #expect(try JSONParser.parse("92233720368547758070") == .double(92_233_720_368_547_758_080))
+        #expect(try JSONParser.parse("-0") == .integer(0))
+        #expect(try JSONParser.parse("0") == .integer(0))
+        #expect(try JSONParser.parse("[1800000000,-1,10]") == .array([.integer(1_800_000_000), .integer(-1), .integer(10)]))
+        #expect(try JSONParser.parse("1.0") == .double(1))
+        #expect(try JSONParser.parse("1e2") == .double(100))
+    }
+
+    /// Duplicates are found by key as text, however a key is spelled: escaped, or another
+    /// Unicode spelling of the same text (the scan skips only plain ASCII keys whose bytes differ).
+    @Test(arguments: [
+        #"{"a":1,"\u0061":2}"#, #"{"\u0061":1,"a":2}"#, #"{"K":1,"\u212a":2}"#, "{\"K\":1,\"\u{212A}\":2}",
+        "{\"\u{212A}\":1,\"K\":2}", "{\"\u{E9}\":1,\"e\u{301}\":2}", #"{"is_private_email":1,"x":0,"is_private_email":2}"#,
+        #"{"abcdefgh":1,"abcdefgX":0,"abcdefgh":2}"#,
+    ])
+    func duplicateKeysAreRefusedHoweverSpelled(_ text: String) {
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(text) }
+    }
+
+    /// Keys alike in length and first bytes are still different keys.
+    @Test func keysThatDifferLateAreDistinct() throws {
+        let long = String(repeating: "k", count: 200)
+        let text = #"{"abcdefgh":1,"abcdefgX":2,"\#(long)a":3,"\#(long)b":4,"\#(long)":5,"e\u0301":6,"f":7}"#
+        let object = try #require(try JSONParser.parse(text).object)
+        #expect(object.keys == ["abcdefgh", "abcdefgX", long + "a", long + "b", long, "e\u{301}", "f"])
+        #expect(object["abcdefgX"] == .integer(2) && object[long + "b"] == .integer(4))
+    }
 }
 
 @Suite struct JSONWriterTests {

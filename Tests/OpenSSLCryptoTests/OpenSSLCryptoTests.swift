@@ -42,6 +42,23 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
         #expect(!key.verifyRS256(signature: Array(Self.signature.prefix(128)), message: Array(Self.signingInput.utf8)))
     }
 
+    /// The borrowed-bytes form (what token verification calls) answers as the array form does.
+    @Test func borrowedBytesVerifyAlike() throws {
+        let key = try RSAPublicKey(modulus: Self.modulus, exponent: Self.exponent)
+        let message = Array(Self.signingInput.utf8)
+        func verify(_ signature: [UInt8], _ message: [UInt8]) -> Bool {
+            signature.withUnsafeBufferPointer { signature in message.withUnsafeBufferPointer { key.verifyRS256(signature: signature, message: $0) } }
+        }
+        #expect(verify(Self.signature, message))
+        #expect(key.verifyRS256(signature: Self.signature, message: message.lazy.map { $0 }))
+        var flipped = message
+        flipped[10] ^= 0x01
+        #expect(!verify(Self.signature, flipped))
+        #expect(!verify([], message))
+        #expect(!verify(Self.signature, []))
+        #expect(!verify(Array(Self.signature.prefix(128)), message))
+    }
+
     @Test func generatedKeysSignAndVerifyAndRoundTripThroughPEM() throws {
         let key = try RSAPrivateKey.generate()
         let message = Array("header.payload".utf8)

@@ -86,6 +86,24 @@ import WireFormat
         #expect(lenient.encode(bytes) == "+/+/+A==")
     }
 
+    /// Every kind of collection, and every alphabet and padding, encodes to the same text as an
+    /// array does (Foundation is the reference for the array above).
+    @Test func encodesEveryCollectionAndPaddingAlike() {
+        for length in 0..<10 {
+            let bytes = Self.sample(length)
+            let padded = Base64.standard.encode(bytes)
+            #expect(Base64.standard.encode(bytes[...]) == padded)
+            #expect(bytes.withUnsafeBufferPointer { Base64.standard.encode($0) } == padded)
+            #expect(Base64.standard.encode(bytes.lazy.map { $0 }) == padded)
+            #expect(Base64(alphabet: .standard, padding: .optional).encode(bytes) == padded)
+            #expect(Base64(alphabet: .standardOrURL, padding: .required).encode(bytes) == padded)
+            let unpadded = padded.replacingOccurrences(of: "=", with: "")
+            #expect(Base64(alphabet: .standard, padding: .none).encode(bytes) == unpadded)
+            #expect(Base64(alphabet: .url, padding: .required).encode(bytes) == padded.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_"))
+        }
+        #expect(Base64.url.encode("é€") == "w6nigqw")
+    }
+
     @Test func decodesCollectionsWithoutContiguousStorage() {
         let text = Array("Zm9vYmE".utf8)
         #expect(Base64.url.decode(text.lazy.map { $0 }) == Array("fooba".utf8))
