@@ -16,7 +16,8 @@
 //   SMTP (mail: smtp_url, MIME messages, sessions over STARTTLS or TLS; for the mail outbox) -> TLS
 //   TLS (OpenSSL's TLS on sockets, connecting with deadlines, throwaway CAs) -> OpenSSLCrypto -> COpenSSL
 // Beneath them, for whichever layers need them (one copy of each small helper):
-//   Passwords (scrypt password hashes on their own threads, the password rules) -> OpenSSLCrypto, SystemThread
+//   Passwords (scrypt password hashes on their own threads, the password rules) -> OpenSSLCrypto, SystemThread,
+//     CCommonPasswords (the common-password list, embedded by C)
 //   WireFormat (base64, hex, form-urlencoding, percent-decoding, chunk-size lines, trimming, token kinds): imports nothing
 //   SystemThread (named POSIX threads, a mutex with its condition variable) -> CSystem
 import PackageDescription
@@ -58,7 +59,10 @@ let package = Package(
         .target(name: "OpenSSLCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         // Password hashes (scrypt in PHC strings) on a bounded pool of threads, and the rules a
         // new password must meet, with the common-password list shipped inside the binary.
-        .target(name: "Passwords", dependencies: ["COpenSSL", "OpenSSLCrypto", "SystemThread", "WireFormat"], swiftSettings: strict),
+        .target(name: "Passwords", dependencies: ["CCommonPasswords", "COpenSSL", "OpenSSLCrypto", "SystemThread", "WireFormat"], swiftSettings: strict),
+        // The common-password list as a text file that C23's #embed compiles into the binary:
+        // SwiftPM's .embedInCode would write it out as a Swift array literal, seconds to compile.
+        .target(name: "CCommonPasswords", exclude: ["common-passwords.txt"]),
         .target(name: "JSON", swiftSettings: strict),
         .target(name: "JOSE", dependencies: ["JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .target(name: "TLS", dependencies: ["COpenSSL", "CSystem", "OpenSSLCrypto", "SystemThread"], swiftSettings: strict),

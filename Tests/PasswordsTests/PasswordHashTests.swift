@@ -49,6 +49,25 @@ import Testing
         #expect(PasswordPolicy.weakness(of: "basketball and more", email: "x@example.com") == nil)
     }
 
+    /// The list is Sources/CCommonPasswords/common-passwords.txt, compiled in by #embed: every
+    /// line of it arrives whole, the first, one in the middle and the last included, and
+    /// nothing else does (no empty entry from the final newline, no line break in an entry).
+    @Test func theEmbeddedListHasEveryLineFromFirstToLast() {
+        #expect(CommonPasswords.all.count == 10_000)
+        for entry in ["password", "rrrrr", "eyphed"] {  // lines 1, 5,001 and 10,000
+            #expect(CommonPasswords.contains(entry), "\(entry)")
+            #expect(CommonPasswords.contains(entry.uppercased()), "\(entry)")
+        }
+        #expect(!CommonPasswords.all.contains(""))
+        #expect(CommonPasswords.all.allSatisfy { !$0.contains("\n") && !$0.contains("\r") })
+        #expect(!CommonPasswords.contains("eyphed\n"))
+        // Lines 1,159, 6,082 and 9,634, long enough for the length rule to let them reach the list.
+        for entry in ["1234567890", "Christopher", "1q2w3e4r5t"] {
+            #expect(PasswordPolicy.weakness(of: entry, email: "x@example.com") == "the password is one of the 10,000 most common passwords")
+        }
+        #expect(PasswordPolicy.weakness(of: "1q2w3e4r5t6y", email: "x@example.com") == nil)
+    }
+
     @Test func theEmailsLocalPartMayNotBeInThePassword() {
         #expect(PasswordPolicy.weakness(of: "my Ada.Lovelace 1815", email: "ada.lovelace@example.com")
             == "the password must not contain the email address's name")
