@@ -11,6 +11,10 @@ public final class LastSeenBatcher: Sendable {
         var pending: [String: Int64] = [:]
         /// The batch being written: still this instance's knowledge until it is committed.
         var inFlight: [String: Int64] = [:]
+        /// The last batch committed, kept until the next one commits: a session cache that
+        /// learns of the write later (PostgreSQL's, by notification) may still hold the row
+        /// as it was, and must not find the session idle in between.
+        var committed: [String: Int64] = [:]
         var lastFlushAt: Int64
         var flushing = false
         var flushes = 0
@@ -75,6 +79,7 @@ public final class LastSeenBatcher: Sendable {
             throw error
         }
         state.withLock {
+            $0.committed = batch
             $0.inFlight = [:]
             $0.flushing = false
             $0.flushes += 1
@@ -82,12 +87,12 @@ public final class LastSeenBatcher: Sendable {
         return batch.count
     }
 
-    /// The latest use of `sessionID` recorded here and not yet committed, if any: what the
-    /// database's `last_seen_at` does not know yet. A session whose stored time looks idle is
-    /// still live if this says otherwise (on a quiet instance no later request may come to
-    /// write the batch before the stored time runs out).
+    /// The latest use of `sessionID` recorded here and not yet committed, or committed by the
+    /// last flush, if any: what a cached `last_seen_at` may not know yet. A session whose stored
+    /// time looks idle is still live if this says otherwise (on a quiet instance no later
+    /// request may come to write the batch before the stored time runs out).
     public func lastUse(of sessionID: String) -> Int64? {
-        state.withLock { [$0.pending[sessionID], $0.inFlight[sessionID]].compactMap(\.self).max() }
+        state.withLock { [$0.pending[sessionID], $0.inFlight[sessionID], $0.committed[sessionID]].compactMap(\.self).max() }
     }
 
     /// Sessions waiting to be written.
