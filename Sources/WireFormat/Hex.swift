@@ -13,8 +13,7 @@ public enum Hex {
     }
 
     private static func encode(contiguous bytes: UnsafeBufferPointer<UInt8>, uppercase: Bool) -> String {
-        let digits: StaticString = uppercase ? "0123456789ABCDEF" : "0123456789abcdef"
-        return digits.withUTF8Buffer { digits in
+        (uppercase ? upperDigits : lowerDigits).withUnsafeBufferPointer { digits in
             String(unsafeUninitializedCapacity: bytes.count * 2) { output in
                 for (index, byte) in bytes.enumerated() {
                     output[2 * index] = digits[Int(byte >> 4)]
