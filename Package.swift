@@ -156,7 +156,7 @@ let package = Package(
         .testTarget(
             name: "SiwaAppTests",
             dependencies: [
-                "SiwaApp", "Accounts", "AppleSimulator", "HTTPServer", "Store", "SQLite", "OpenSSLCrypto", "JSON", "JOSE", "TestSupport", "AppTestSupport",
+                "SiwaApp", "Accounts", "AppleSimulator", "HTTPServer", "Store", "SQLRow", "SQLite", "OpenSSLCrypto", "JSON", "JOSE", "TestSupport", "AppTestSupport",
                 "WireFormat", "SMTP", "MailTemplates", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -112,6 +112,23 @@ private func expectSameOutcomeWhateverTheSplit(_ text: String, limits: HTTPLimit
         #expect(outcome.requests.first?.query == "q")
     }
 
+    /// The target is split by bytes: at its first `?`, a `#` anywhere refused.
+    @Test func splitsTheTargetAtItsFirstQuestionMark() {
+        let cases: [(String, String, String?)] = [
+            ("/a?b?c", "/a", "b?c"), ("/?", "/", ""), ("/p%3F?q=%23", "/p%3F", "q=%23"), ("http://h/x??", "/x", "?"), ("/a/b", "/a/b", nil),
+        ]
+        for (target, path, query) in cases {
+            let request = whole("GET \(target) HTTP/1.1\r\nHost: h\r\n\r\n").requests.first
+            #expect(request?.path == path, "\(target)")
+            #expect(request?.query == query, "\(target)")
+        }
+        for target in ["/a#b", "/a?b#c", "http://h/#"] {
+            let outcome = whole("GET \(target) HTTP/1.1\r\nHost: h\r\n\r\n")
+            #expect(outcome.requests.isEmpty, "\(target)")
+            #expect(outcome.errorStatus == 400, "\(target)")
+        }
+    }
+
     @Test func http10ClosesUnlessKeepAliveIsAsked() {
         #expect(whole("GET / HTTP/1.0\r\n\r\n").requests.first?.keepAlive == false)
         #expect(whole("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").requests.first?.keepAlive == true)

@@ -95,4 +95,22 @@ import Testing
         #expect(!RequestID.isValid("new\nline"))
         #expect(RequestID.make() != RequestID.make())
     }
+
+    /// New ids: the process's 16 hex digits, a dash, then the counter in lower-case hex
+    /// without leading zeros, one more each time.
+    @Test func newRequestIDsAreThePrefixAndTheCounter() throws {
+        let ids = (0..<600).map { _ in RequestID.make() }
+        let prefix = try #require(ids.first?.split(separator: "-").first)
+        #expect(prefix.utf8.count == 16)
+        var previous: UInt64?
+        for id in ids {
+            let parts = id.split(separator: "-", omittingEmptySubsequences: false)
+            #expect(parts.count == 2 && parts[0] == prefix && RequestID.isValid(id), "\(id)")
+            let counter = try #require(UInt64(parts[1], radix: 16), "\(id)")
+            #expect(String(counter, radix: 16) == parts[1], "lower case, no leading zero: \(id)")
+            // Other tests make ids meanwhile: the counter only grows.
+            if let previous { #expect(counter > previous, "\(id)") }
+            previous = counter
+        }
+    }
 }

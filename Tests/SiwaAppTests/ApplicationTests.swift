@@ -203,6 +203,14 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self) == "-305")
     }
 
+    /// Every width, and both ends of `Int` (whose smallest value has no positive counterpart).
+    @Test(arguments: [0, 7, 10, 99, 100, 305, -1, -305, 1_000_000_007, Int.max, Int.min])
+    func formatsIntegersAsSwiftDoes(_ value: Int) {
+        var bytes: [UInt8] = Array("x".utf8)
+        AccessLogLine.appendInteger(value, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "x\(value)")
+    }
+
     @Test func jsonLinesKeepEveryFieldInOrder() {
         var record = AccessRecord(method: "POST", path: "/a\"b", requestBytes: 12, requestID: "r1", remoteAddress: "10.0.0.1", forwardedFor: nil)
         record.route = "/a/{id}"

@@ -169,6 +169,21 @@ private let timestampPattern = #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#
         }
     }
 
+    /// A thread keeps the calendar part of its last second: going back and forth between
+    /// seconds, and within one, every stamp is still its own.
+    @Test func timestampsOfOneThreadAcrossSeconds() {
+        let stamps: [(Int, Int, String)] = [
+            (1_795_000_000, 999, "2026-11-18T11:06:40.999Z"), (1_795_000_001, 0, "2026-11-18T11:06:41.000Z"),
+            (1_795_000_000, 5, "2026-11-18T11:06:40.005Z"), (1_795_000_000, 42, "2026-11-18T11:06:40.042Z"),
+            (0, 0, "1970-01-01T00:00:00.000Z"), (1_795_086_400, 7, "2026-11-19T11:06:40.007Z"),
+        ]
+        for (seconds, milliseconds, expected) in stamps {
+            var line = Array("x".utf8)
+            LogTimestamp.append(.init(seconds: seconds, milliseconds: milliseconds), to: &line)
+            #expect(String(decoding: line, as: UTF8.self) == "x" + expected)
+        }
+    }
+
     @Test func nowIsCurrent() {
         let now = LogTimestamp.now()
         #expect(abs(now.seconds - Int(Date().timeIntervalSince1970)) <= 1)

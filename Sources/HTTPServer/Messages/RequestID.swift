@@ -26,6 +26,23 @@ public enum RequestID {
 
     public static func make() -> String {
         let next = counter.add(1, ordering: .relaxed).newValue
-        return prefix + "-" + String(next, radix: 16)
+        // Written once into the string's own storage: joining three strings cost two growths
+        // and a conversion on every request.
+        let digits = max(1, (UInt64.bitWidth - next.leadingZeroBitCount + 3) / 4)
+        return String(unsafeUninitializedCapacity: 17 + digits) { bytes in
+            var prefix = prefix
+            let count = prefix.withUTF8 { prefixBytes in
+                _ = bytes.initialize(fromContentsOf: prefixBytes)
+                return prefixBytes.count
+            }
+            bytes[count] = UInt8(ascii: "-")
+            var value = next
+            for position in stride(from: count + digits, to: count, by: -1) {
+                let digit = UInt8(value & 0xF)
+                bytes[position] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") - 10 + digit
+                value >>= 4
+            }
+            return count + 1 + digits
+        }
     }
 }

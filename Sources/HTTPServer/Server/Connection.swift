@@ -162,21 +162,23 @@ final class Connection {
                 remoteAddress: remoteAddress, forwardedFor: head.headers.combinedValue("X-Forwarded-For")),
             started: MonotonicClock.now())
         let request = HTTPRequest(head: head, body: body, requestID: requestID, remoteAddress: remoteAddress)
-        let responder = loop.server.responder
+        // The server, not a copy of its responder: copying the existential retained each of
+        // the responder's references once more per request.
+        let server = loop.server
         let connection = LoopBound(self)
         if body.count >= limits.offloadBodyBytes {
             // Parsing a large body takes milliseconds: on the background threads, so the loop's
             // other connections are not kept waiting; the response comes back to the loop.
             let loop = loop
-            Task(executorPreference: loop.server.background) {
-                let response = await responder.respond(to: request)
+            Task(executorPreference: server.background) {
+                let response = await server.responder.respond(to: request)
                 Task(executorPreference: loop) { connection.value.complete(response, context: context) }
             }
         } else {
             // Preferring this loop's executor: a handler that never suspends runs to the end
             // on this thread, within this loop iteration.
             Task(executorPreference: loop) {
-                let response = await responder.respond(to: request)
+                let response = await server.responder.respond(to: request)
                 connection.value.complete(response, context: context)
             }
         }

@@ -24,13 +24,20 @@ enum LogTimestamp {
     /// Appends the 24-byte timestamp of `instant`.
     static func append(_ instant: Instant, to buffer: inout [UInt8]) {
         let millis = min(max(instant.milliseconds, 0), 999)
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { bytes in
-            RFC3339.writeDateTime(seconds: instant.seconds, into: bytes)
-            bytes[19] = UInt8(ascii: ".")
-            bytes[20] = UInt8(ascii: "0") + UInt8(millis / 100)
-            bytes[21] = UInt8(ascii: "0") + UInt8(millis / 10 % 10)
-            bytes[22] = UInt8(ascii: "0") + UInt8(millis % 10)
-            bytes[23] = UInt8(ascii: "Z")
+        // The calendar part changes once a second; a busy thread stamps thousands of lines in
+        // between, so it keeps the last one (its own copy: nothing shared, no lock).
+        let thread = ThreadLogRings.current
+        if thread.stampedSecond != instant.seconds {
+            thread.stampedDateTime.withUnsafeMutableBufferPointer { RFC3339.writeDateTime(seconds: instant.seconds, into: $0) }
+            thread.stampedSecond = instant.seconds
+        }
+        buffer.append(contentsOf: thread.stampedDateTime)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 5) { bytes in
+            bytes[0] = UInt8(ascii: ".")
+            bytes[1] = UInt8(ascii: "0") + UInt8(millis / 100)
+            bytes[2] = UInt8(ascii: "0") + UInt8(millis / 10 % 10)
+            bytes[3] = UInt8(ascii: "0") + UInt8(millis % 10)
+            bytes[4] = UInt8(ascii: "Z")
             buffer.append(contentsOf: bytes)
         }
     }

@@ -4,8 +4,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The calling thread's rings, one per sink it has written access lines to, and the scratch
-/// buffer each line is encoded into: thread-local, so reaching them takes no lock.
+/// The calling thread's rings, one per sink it has written access lines to, the scratch buffer
+/// each line is encoded into, and its last timestamp: thread-local, so reaching them takes no lock.
 final class ThreadLogRings {
     struct Entry {
         let sinkID: Int
@@ -15,6 +15,9 @@ final class ThreadLogRings {
     }
 
     var entries: [Entry] = []
+    /// The second `LogTimestamp` last stamped on this thread, and its `YYYY-MM-DDTHH:MM:SS`.
+    var stampedSecond = Int.min
+    var stampedDateTime = [UInt8](repeating: 0, count: 19)
 
     deinit {
         for entry in entries { entry.ring.ownerGone.store(true, ordering: .releasing) }

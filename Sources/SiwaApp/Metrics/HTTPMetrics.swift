@@ -30,7 +30,7 @@ final class HTTPMetrics: Sendable {
 
     func record(route: String?, method: String, status: Int, durationSeconds: Double) {
         let route = route ?? "unmatched"
-        let method = Self.knownMethods.contains(method) ? method : "other"
+        let method = Self.isKnown(method) ? method : "other"
         let stripe = stripes[Int(ThreadIdentity.current % UInt(stripes.count))]
         stripe.state.withLock { state in
             state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
@@ -38,7 +38,13 @@ final class HTTPMetrics: Sendable {
         }
     }
 
-    private static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+    /// Compared, not hashed: a set lookup hashed the method on every request.
+    private static func isKnown(_ method: String) -> Bool {
+        switch method {
+        case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS": true
+        default: false
+        }
+    }
 
     func render(into output: inout String) {
         var requests: [RequestKey: UInt64] = [:]

@@ -17,54 +17,67 @@ enum AccessLogLine {
     static func append(_ record: AccessRecord, client: String, format: LogFormat, time: LogTimestamp.Instant, to line: inout [UInt8]) {
         switch format {
         case .json:
-            line.append(contentsOf: #"{"time":""#.utf8)
+            appendLiteral(#"{"time":""#, to: &line)
             LogTimestamp.append(time, to: &line)
-            line.append(contentsOf: #"","level":"info","message":"request","label":"siwa.access","request_id":"#.utf8)
+            appendLiteral(#"","level":"info","message":"request","label":"siwa.access","request_id":"#, to: &line)
             JSONLineEncoding.appendString(record.requestID, to: &line)
-            line.append(contentsOf: #","method":"#.utf8)
+            appendLiteral(#","method":"#, to: &line)
             JSONLineEncoding.appendString(record.method, to: &line)
-            line.append(contentsOf: #","path":"#.utf8)
+            appendLiteral(#","path":"#, to: &line)
             JSONLineEncoding.appendString(record.path, to: &line)
-            line.append(contentsOf: #","route":"#.utf8)
+            appendLiteral(#","route":"#, to: &line)
             JSONLineEncoding.appendString(record.route ?? "unmatched", to: &line)
-            line.append(contentsOf: #","status":"#.utf8)
+            appendLiteral(#","status":"#, to: &line)
             appendInteger(record.status, to: &line)
-            line.append(contentsOf: #","duration_ms":"#.utf8)
+            appendLiteral(#","duration_ms":"#, to: &line)
             appendMilliseconds(record.durationSeconds, to: &line)
-            line.append(contentsOf: #","bytes_in":"#.utf8)
+            appendLiteral(#","bytes_in":"#, to: &line)
             appendInteger(record.requestBytes, to: &line)
-            line.append(contentsOf: #","bytes_out":"#.utf8)
+            appendLiteral(#","bytes_out":"#, to: &line)
             appendInteger(record.responseBytes, to: &line)
-            line.append(contentsOf: #","client":"#.utf8)
+            appendLiteral(#","client":"#, to: &line)
             JSONLineEncoding.appendString(client, to: &line)
             line.append(UInt8(ascii: "}"))
         case .text:
             LogTimestamp.append(time, to: &line)
-            line.append(contentsOf: " info siwa.access: request request_id=".utf8)
+            appendLiteral(" info siwa.access: request request_id=", to: &line)
             TextLogHandler.appendEscaped(record.requestID, to: &line)
-            line.append(contentsOf: " method=".utf8)
+            appendLiteral(" method=", to: &line)
             TextLogHandler.appendEscaped(record.method, to: &line)
-            line.append(contentsOf: " path=".utf8)
+            appendLiteral(" path=", to: &line)
             TextLogHandler.appendEscaped(record.path, to: &line)
-            line.append(contentsOf: " route=".utf8)
+            appendLiteral(" route=", to: &line)
             TextLogHandler.appendEscaped(record.route ?? "unmatched", to: &line)
-            line.append(contentsOf: " status=".utf8)
+            appendLiteral(" status=", to: &line)
             appendInteger(record.status, to: &line)
-            line.append(contentsOf: " duration_ms=".utf8)
+            appendLiteral(" duration_ms=", to: &line)
             appendMilliseconds(record.durationSeconds, to: &line)
-            line.append(contentsOf: " client=".utf8)
+            appendLiteral(" client=", to: &line)
             TextLogHandler.appendEscaped(client, to: &line)
         }
     }
 
+    /// A literal's bytes in one copy: appending a `String`'s UTF-8 view went through its
+    /// generic path for each of the line's dozen fixed pieces.
+    @inline(__always)
+    private static func appendLiteral(_ text: StaticString, to line: inout [UInt8]) {
+        text.withUTF8Buffer { line.append(contentsOf: $0) }
+    }
+
+    /// Digits written backwards into a stack buffer and appended in one copy; by magnitude, so
+    /// `Int.min` needs no negation.
     static func appendInteger(_ value: Int, to line: inout [UInt8]) {
-        if value < 0 {
-            line.append(UInt8(ascii: "-"))
-            appendInteger(-value, to: &line)
-            return
+        if value < 0 { line.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            line.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
-        if value >= 10 { appendInteger(value / 10, to: &line) }
-        line.append(UInt8(ascii: "0") + UInt8(value % 10))
     }
 
     /// Milliseconds with three decimals, as a JSON number.
