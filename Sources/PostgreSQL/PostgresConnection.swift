@@ -23,6 +23,9 @@ public final class PostgresConnection {
     private(set) var isClosed = false
     /// The server announced it is ending this session (see the notice receiver in init).
     private var isEnding = false
+    /// Exchanges with the server so far (a pipeline counts once), for tests and diagnostics:
+    /// on a machine whose database shares the cores, each is a wait for the scheduler.
+    private(set) var roundTrips = 0
 
     /// Applications use a fixed set of SQL strings; the cap only guards against a caller that
     /// builds SQL dynamically.
@@ -201,6 +204,35 @@ public final class PostgresConnection {
         return rows
     }
 
+    /// Runs `statements` in order in one round trip (libpq's pipeline mode, with whatever is
+    /// deferred before them) and returns each one's rows. The first error is thrown; inside a
+    /// transaction it aborts the transaction, and the statements after it did not run.
+    public func queries(_ statements: [(sql: String, parameters: [PostgresValue])]) throws -> [[PostgresRow]] {
+        guard let first = statements.first else { return [] }
+        try checkOpen(first.sql)
+        var pipelined: [Pipelined] = []
+        var keys: [StatementKey] = []
+        for statement in statements {
+            let bound = try PostgresParameters(statement.parameters, sql: statement.sql)
+            let key = StatementKey(sql: statement.sql, types: bound.types)
+            pipelined.append(Pipelined(name: try prepare(key, bound), bound: bound, sql: statement.sql))
+            keys.append(key)
+        }
+        let checked: [QueryResult]
+        do throws(PostgresError) {
+            checked = try checkInOrder(Array(zip(try sendDeferred(then: pipelined), statements.map(\.sql))))
+        } catch {
+            // As in `perform`: a statement the server no longer knows is prepared again next time.
+            if Self.invalidatesStatement(error), let failed = keys.first(where: { $0.sql == error.sql }) { self.statements[failed] = nil }
+            throw error
+        }
+        return zip(checked, keys).map { result, key in
+            let (rows, columns) = result.rows(reusing: self.statements[key]?.columns)
+            self.statements[key]?.columns = columns
+            return rows
+        }
+    }
+
     /// The first row, or `nil`. The server still produces every row: add `LIMIT 1` when
     /// more than one may match.
     public func queryOne(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresRow? {
@@ -227,6 +259,7 @@ public final class PostgresConnection {
             deferredBegin = nil
             text = begin + "; " + sql
         }
+        roundTrips += 1
         guard PQsendQuery(handle, text) == 1 else { throw PostgresError(result: nil, connection: handle, sql: sql) }
         var results: [QueryResult] = []
         var failure: PostgresError?
@@ -259,6 +292,7 @@ public final class PostgresConnection {
             if deferredBegin != nil || !deferred.isEmpty {
                 result = try sendDeferred(then: [Pipelined(name: name, bound: bound, sql: sql)]).first ?? nil
             } else {
+                roundTrips += 1
                 result = bound.withArrays { values, lengths, formats in
                     PQexecPrepared(handle, name, Int32(bound.count), values, lengths, formats, 0)
                 }
@@ -297,10 +331,12 @@ public final class PostgresConnection {
         deferred = []
         guard PQenterPipelineMode(handle) == 1 else {
             // Not in a state to pipeline: the same statements one round trip each.
+            roundTrips += (begin == nil ? 0 : 1) + queued.count + tail.count
             if let begin { _ = try check(PQexec(handle, begin), sql: begin) }
             for statement in queued { _ = try check(Self.exec(handle, statement.name, statement.bound), sql: statement.sql) }
             return tail.map { Self.exec(handle, $0) }
         }
+        roundTrips += 1
         var sent = true
         if let begin { sent = sent && PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1 }
         for statement in queued where sent { sent = Self.send(handle, statement.name, statement.bound) }
@@ -405,6 +441,7 @@ public final class PostgresConnection {
         }
         preparedCount += 1
         let name = "siwa_\(preparedCount)"
+        roundTrips += 1
         let result = key.types.withUnsafeBufferPointer { types in
             PQprepare(handle, name, key.sql, Int32(types.count), types.baseAddress)
         }

@@ -45,11 +45,19 @@ public struct PendingProfileStore: Sendable {
     /// Takes the unexpired profile of `appleSub` and deletes the row (expired or not), in the
     /// sign-in's transaction: if the sign-in rolls back, the profile is still there.
     package static func adopt(appleSub: String, now: Int64, in connection: any SQLConnection) throws -> PendingProfile? {
-        let row = try connection.queryOne(
-            "SELECT given_name, family_name, email, expires_at FROM pending_profiles WHERE apple_sub = ?", [.text(appleSub)]
-        )
+        let lookup = self.lookup(appleSub: appleSub)
+        return try adopt(appleSub: appleSub, found: try connection.queryOne(lookup.sql, lookup.parameters), now: now, in: connection)
+    }
+
+    /// The read of `adopt`, as a statement to send with others (`SQLConnection.queries`).
+    package static func lookup(appleSub: String) -> SQLStatement {
+        SQLStatement("SELECT given_name, family_name, email, expires_at FROM pending_profiles WHERE apple_sub = ?", [.text(appleSub)])
+    }
+
+    /// The rest of `adopt`, given the row its lookup found: the profile is used up.
+    package static func adopt(appleSub: String, found row: SQLRow?, now: Int64, in connection: any SQLConnection) throws -> PendingProfile? {
         guard let row else { return nil }
-        try connection.run("DELETE FROM pending_profiles WHERE apple_sub = ?", [.text(appleSub)])
+        try connection.runDeferred("DELETE FROM pending_profiles WHERE apple_sub = ?", [.text(appleSub)])
         let expiresAt = try row.int64("expires_at")
         guard expiresAt > now else { return nil }
         return PendingProfile(

@@ -42,12 +42,24 @@ public struct ReplayGuard: Sendable {
     /// before; the caller's transaction then rolls back. The row is kept until the token's
     /// own expiry, after which the token is refused as expired anyway.
     package static func recordUsedToken(_ tokenHash: [UInt8], expiresAt: Int64, in connection: any SQLConnection) throws {
-        let inserted = try connection.run(
-            "INSERT INTO used_identity_tokens(token_hash, expires_at) VALUES (?, ?) ON CONFLICT(token_hash) DO NOTHING",
-            [.blob(tokenHash), .integer(expiresAt)]
-        )
-        if inserted == 0 { throw ReplayError.tokenAlreadyUsed }
+        let mark = usedTokenMark(tokenHash, expiresAt: expiresAt)
+        try checkUsedTokenMark(try connection.query(mark.sql, mark.parameters))
     }
+
+    /// `recordUsedToken` as a statement to send with others (`SQLConnection.queries`); its rows
+    /// go to `checkUsedTokenMark`. A concurrent mark of the same token makes it wait for that
+    /// transaction's end: committed, this one finds the token used.
+    package static func usedTokenMark(_ tokenHash: [UInt8], expiresAt: Int64) -> SQLStatement {
+        SQLStatement(insertUsedTokenSQL, [.blob(tokenHash), .integer(expiresAt)])
+    }
+
+    /// The mark's row says it is new; no row, that the token was used before.
+    package static func checkUsedTokenMark(_ rows: [SQLRow]) throws {
+        if rows.isEmpty { throw ReplayError.tokenAlreadyUsed }
+    }
+
+    private static let insertUsedTokenSQL =
+        "INSERT INTO used_identity_tokens(token_hash, expires_at) VALUES (?, ?) ON CONFLICT(token_hash) DO NOTHING RETURNING expires_at"
 
     /// Whether a token hash is already recorded (for checking before talking to Apple).
     public func isUsed(_ tokenHash: [UInt8]) async throws -> Bool {
@@ -71,13 +83,24 @@ public struct ReplayGuard: Sendable {
 
     /// Uses up the raw `nonce` in the caller's transaction, if we issued it.
     package static func consumeNonce(_ nonce: String, now: Int64, in connection: any SQLConnection) throws -> NonceUse {
+        let lookup = nonceLookup(nonce, dialect: connection.dialect)
+        let row = try connection.queryOne(lookup.statement.sql, lookup.statement.parameters)
+        return try consumeNonce(hash: lookup.hash, found: row, now: now, in: connection)
+    }
+
+    /// The read of `consumeNonce`, as a statement to send with others (`SQLConnection.queries`).
+    /// FOR UPDATE makes a concurrent use of the same nonce wait for this transaction and then
+    /// read the row as it left it: used.
+    package static func nonceLookup(_ nonce: String, dialect: SQLDialect) -> (hash: [UInt8], statement: SQLStatement) {
         let hash = SHA256.hash(nonce)
-        // Read first, then mark: a nonce the server never issued (a device's own) costs one
-        // statement, and the mark, whose outcome is already known, is deferred (on PostgreSQL it
-        // goes with the next statement). FOR UPDATE makes a concurrent use of the same nonce
-        // wait for this transaction and then read the row as it left it: used.
-        let select = connection.dialect == .postgres ? Self.selectNonceForUpdateSQL : Self.selectNonceSQL
-        guard let row = try connection.queryOne(select, [.blob(hash)]) else { return .notIssued }
+        return (hash, SQLStatement(dialect == .postgres ? selectNonceForUpdateSQL : selectNonceSQL, [.blob(hash)]))
+    }
+
+    /// The rest of `consumeNonce`, given the row its lookup found. Read first, then mark: a
+    /// nonce the server never issued (a device's own) costs one statement, and the mark, whose
+    /// outcome is already known, is deferred (on PostgreSQL it goes with the next statement).
+    package static func consumeNonce(hash: [UInt8], found row: SQLRow?, now: Int64, in connection: any SQLConnection) throws -> NonceUse {
+        guard let row else { return .notIssued }
         if try row.optionalInt64("used_at") != nil { return .alreadyUsed }
         if try row.int64("expires_at") <= now { return .expired }
         try connection.runDeferred("UPDATE issued_nonces SET used_at = ? WHERE nonce_hash = ?", [.integer(now), .blob(hash)])

@@ -106,8 +106,14 @@ extension Store {
     /// carries a verified, non-relay email that is another user's password email, proven
     /// (docs/guides/passwords-and-email.md: an unproven one blocks nobody). nil when the sign-in may go ahead.
     static func mergeRefusal(_ identity: VerifiedIdentity, in connection: any SQLConnection) throws -> SignInConflict? {
-        guard identity.email != nil, identity.emailVerified, !identity.isPrivateEmail else { return nil }
+        guard mayRefuseAsExistingAccount(identity) else { return nil }
         return try mergeRefusal(identity, knownUser: UserStore.user(appleSub: identity.appleSub, in: connection), in: connection)
+    }
+
+    /// Whether `identity` can be refused as `account_exists` at all: only a verified email that
+    /// is not a private relay address can be a password account's.
+    public static func mayRefuseAsExistingAccount(_ identity: VerifiedIdentity) -> Bool {
+        identity.email != nil && identity.emailVerified && !identity.isPrivateEmail
     }
 
     /// `mergeRefusal`, given the user of `identity.appleSub` as the transaction read it.

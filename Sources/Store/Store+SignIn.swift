@@ -147,14 +147,26 @@ extension Store {
     private static func commitSignIn(
         _ write: SignInWrite, now: Int64, vault: AppleTokenVault, outbox: WebhookOutbox, in connection: any SQLConnection
     ) throws -> (UserRecord, Bool) {
-        if let nonce = write.nonce, let conflict = SignInConflict(try ReplayGuard.consumeNonce(nonce, now: now, in: connection)) {
+        // The reads and the token's mark depend on no answer of each other: on PostgreSQL they
+        // go in one round trip (with BEGIN). Their outcomes are judged in the order a sign-in
+        // meets them (a used token is refused before the nonce is looked at, as the read before
+        // Apple does); a refusal rolls the mark back with the rest.
+        let sub = write.identity.appleSub
+        let nonce = write.nonce.map { ReplayGuard.nonceLookup($0, dialect: connection.dialect) }
+        var found = try connection.queries(
+            (nonce.map { [$0.statement] } ?? []) + [
+                UserStore.lookup(appleSub: sub), PendingProfileStore.lookup(appleSub: sub),
+                ReplayGuard.usedTokenMark(write.tokenHash, expiresAt: write.tokenExpiresAt),
+            ])[...]
+        try ReplayGuard.checkUsedTokenMark(found.removeLast())
+        if let nonce, let conflict = SignInConflict(try ReplayGuard.consumeNonce(hash: nonce.hash, found: found.removeFirst().first, now: now, in: connection)) {
             throw conflict
         }
         // The user of this `sub`, read once: every step below that asks goes by this row.
-        let known = try UserStore.user(appleSub: write.identity.appleSub, in: connection)
+        let known = try found.removeFirst().first.map(UserRecord.init)
+        let pending = found.removeFirst().first
         if let refusal = try mergeRefusal(write.identity, knownUser: known, in: connection) { throw refusal }
-        try ReplayGuard.recordUsedToken(write.tokenHash, expiresAt: write.tokenExpiresAt, in: connection)
-        let adopted = try PendingProfileStore.adopt(appleSub: write.identity.appleSub, now: now, in: connection)
+        let adopted = try PendingProfileStore.adopt(appleSub: sub, found: pending, now: now, in: connection)
         // During a team transfer's window a user not yet imported arrives with the new team's
         // `sub` and their `transfer_sub`: they move to the new `sub` here, so they are not split.
         var moved: UserRecord?

@@ -65,6 +65,12 @@ public struct UserStore: Sendable {
         try connection.queryOne(byAppleSubSQL, [.text(appleSub)]).map(UserRecord.init)
     }
 
+    /// `user(appleSub:in:)` as a statement to send with others (`SQLConnection.queries`); its
+    /// first row is the user.
+    package static func lookup(appleSub: String) -> SQLStatement {
+        SQLStatement(byAppleSubSQL, [.text(appleSub)])
+    }
+
     // Built once: every sign-in runs them, and an interpolated string is a new allocation to
     // build and hash for the statement cache on each call.
     private static let byIDSQL = "SELECT \(UserRecord.columns) FROM users u WHERE u.id = ?"

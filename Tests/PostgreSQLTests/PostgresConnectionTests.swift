@@ -257,6 +257,54 @@ struct PostgresConnectionTests {
         #expect(try connection.query("SELECT x FROM t ORDER BY x").map { try $0.int(0) } == [6, 8, 9, 11])
     }
 
+    /// `queries` sends its statements in one round trip, after what was deferred (which they
+    /// see), and returns each one's rows in order; the first error is thrown, what follows it
+    /// does not run, and the transaction keeps nothing.
+    @Test func queriesTravelTogetherInOrder() async throws {
+        let connection = try await open()
+        try connection.execute("CREATE TABLE t(x bigint PRIMARY KEY)")
+        let insert = "INSERT INTO t VALUES ($1) ON CONFLICT DO NOTHING RETURNING x"
+        var trips: [Int] = []
+        for _ in 0..<2 {  // prepared the first time, only executed the second
+            try connection.execute("TRUNCATE t")
+            let rows = try connection.transaction { connection -> [[PostgresRow]] in
+                try connection.runDeferred("INSERT INTO t VALUES ($1)", [.integer(1)])
+                let before = connection.roundTrips
+                let rows = try connection.queries([
+                    ("SELECT count(*) FROM t", []), (insert, [.integer(2)]), (insert, [.integer(1)]), ("SELECT x FROM t ORDER BY x", []),
+                ])
+                trips.append(connection.roundTrips - before)
+                return rows
+            }
+            #expect(rows.map(\.count) == [1, 1, 0, 2])
+            #expect(try rows[0].first?.int(0) == 1)
+            #expect(try rows[3].map { try $0.int(0) } == [1, 2])
+            #expect(try connection.query("SELECT x FROM t ORDER BY x").map { try $0.int(0) } == [1, 2])
+        }
+        #expect(trips.last == 1, "BEGIN, the deferred INSERT and the four statements in one round trip")
+
+        try connection.execute("TRUNCATE t")
+        let error = #expect(throws: PostgresError.self) {
+            try connection.transaction { connection in
+                try connection.run("INSERT INTO t VALUES (7)")
+                _ = try connection.queries([
+                    ("SELECT 1", []), ("INSERT INTO t VALUES ($1)", [.integer(8)]), ("INSERT INTO t VALUES ($1)", [.integer(7)]),
+                    ("INSERT INTO t VALUES ($1)", [.integer(9)]),
+                ])
+                Issue.record("queries returned past a failed statement")
+            }
+        }
+        #expect(error?.isUniqueViolation == true)
+        #expect(!connection.isInTransaction)
+        #expect(try connection.queryOne("SELECT count(*) FROM t")?.int(0) == 0)
+        // Nothing to send sends nothing; outside a transaction they run at once.
+        let before = connection.roundTrips
+        #expect(try connection.queries([]).isEmpty)
+        #expect(connection.roundTrips == before)
+        #expect(try connection.queries([(insert, [.integer(3)]), ("SELECT x FROM t", [])]).map(\.count) == [1, 1])
+        #expect(try connection.query("SELECT x FROM t").map { try $0.int(0) } == [3])
+    }
+
     /// A commit that carries a notification and deferred statements: the condition sees them.
     @Test func aCommitNotificationSeesTheDeferredStatements() async throws {
         let connection = try await open()

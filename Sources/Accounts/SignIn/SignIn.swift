@@ -100,7 +100,7 @@ package struct SignIn: Sendable {
     package func run(_ input: Input, requestID: String) async throws(Failure) -> Success {
         let store = self.store
         return try await counted { () async throws(Failure) -> Success in
-            let signedIn = try await signIn(input, requestID: requestID, check: refusingMerges) { write, now in
+            let signedIn = try await signIn(input, requestID: requestID, check: refusingMerges, checkApplies: Store.mayRefuseAsExistingAccount) { write, now in
                 try await store.completeSignIn(write, now: now)
             }
             return Success(user: signedIn.user, session: signedIn.session, created: signedIn.created)
@@ -112,7 +112,7 @@ package struct SignIn: Sendable {
     package func runReturningToApp(_ input: Input, grant: AppReturnGrant, requestID: String) async throws(Failure) -> (user: UserRecord, created: Bool) {
         let store = self.store
         return try await counted { () async throws(Failure) -> (user: UserRecord, created: Bool) in
-            try await signIn(input, requestID: requestID, check: refusingMerges) { write, now in
+            try await signIn(input, requestID: requestID, check: refusingMerges, checkApplies: Store.mayRefuseAsExistingAccount) { write, now in
                 try await store.completeSignIn(write, returningToApp: grant, now: now)
             }
         }
@@ -177,10 +177,11 @@ package struct SignIn: Sendable {
     }
 
     /// Every check, then `check` (refusals that need the database, before anything is sent to
-    /// Apple), then Apple, then `commit` with the write (the Store's one transaction).
+    /// Apple) where `checkApplies` says it can refuse the identity, then Apple, then `commit`
+    /// with the write (the Store's one transaction).
     private func signIn<T>(
         _ input: Input, requestID: String, check: @Sendable (VerifiedIdentity, Int64) async throws -> Void,
-        commit: (SignInWrite, Int64) async throws -> T
+        checkApplies: (VerifiedIdentity) -> Bool = { _ in true }, commit: (SignInWrite, Int64) async throws -> T
     ) async throws(Failure) -> T {
         let now = clock()
         let verified = try await verify(input, now: now)
@@ -193,8 +194,13 @@ package struct SignIn: Sendable {
             transferSub: claims.transferSubject.flatMap { $0.isEmpty ? nil : $0 })
         let tokens: TokenResponse?
         do {
-            if try await store.replay.isUsed(tokenHash) { throw Failure.invalidToken(.replayed) }
-            try await check(identity, now)
+            // The reads before the commit are for refusing before Apple is asked, or before
+            // `check` refuses otherwise. Without a code and a check that applies, the commit
+            // alone refuses a used token, first and with the same answer, and the sign-in
+            // spares a database call (on PostgreSQL a round trip and a connection of the pool).
+            let checking = checkApplies(identity)
+            if input.authorizationCode != nil || checking, try await store.replay.isUsed(tokenHash) { throw Failure.invalidToken(.replayed) }
+            if checking { try await check(identity, now) }
             if let code = input.authorizationCode {
                 // The nonce is used up, and the name and email Apple sends once are kept,
                 // before Apple is asked anything (a code is single use).

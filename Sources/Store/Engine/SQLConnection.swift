@@ -20,10 +20,18 @@ package protocol SQLConnection: AnyObject {
     /// or with COMMIT (one round trip for both), and its error then fails that later call and
     /// the transaction. SQLite, in process, runs it at once.
     func runDeferred(_ sql: String, _ parameters: [SQLValue]) throws
+    /// Runs `statements` in order and returns each one's rows: PostgreSQL sends them in one
+    /// round trip (with what was deferred before them); the first error is thrown and the
+    /// statements after it do not run. SQLite runs them one after another.
+    func queries(_ statements: [SQLStatement]) throws -> [[SQLRow]]
 }
 
 extension SQLConnection {
     package func runDeferred(_ sql: String, _ parameters: [SQLValue]) throws { try run(sql, parameters) }
+
+    package func queries(_ statements: [SQLStatement]) throws -> [[SQLRow]] {
+        try statements.map { try query($0.sql, $0.parameters) }
+    }
 
     @discardableResult
     func run(_ sql: String) throws -> Int { try run(sql, []) }

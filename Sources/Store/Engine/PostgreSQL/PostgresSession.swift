@@ -28,6 +28,10 @@ final class PostgresSession: SQLConnection {
         try query(sql, parameters).first
     }
 
+    func queries(_ statements: [SQLStatement]) throws -> [[SQLRow]] {
+        try connection.queries(statements.map { (Self.numbered($0.sql), $0.parameters) })
+    }
+
     /// The Store's statements are a fixed set: each is numbered once.
     private static let numberedSQL = Mutex<[String: String]>([:])
 
