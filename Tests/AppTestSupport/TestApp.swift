@@ -49,7 +49,11 @@ public final class TestApp: Sendable {
             configuration.dataKey = Self.postgresDataKey
             folder = nil
         }
-        simulator = try AppleIDSimulator(configuration: .testing())
+        // The simulator signs by the held clock too: its tokens are as old as the application
+        // thinks, however long the test waited for its database before they were asked for.
+        var simulatorConfiguration = SimulatorConfiguration.testing()
+        if let clock { simulatorConfiguration.clock = clock.read }
+        simulator = try AppleIDSimulator(configuration: simulatorConfiguration)
         try simulator.start()
         configuration.listen = ListenAddress(host: "127.0.0.1", port: 0)
         configuration.threads = 2
