@@ -59,7 +59,9 @@ public final class WebhookReceiver: Sendable {
     /// The secret's key bytes, as `webhook_secret` holds them once read.
     public var secretBytes: [UInt8] { key }
     private let key: [UInt8]
-    private let listenerFD: Int32
+    /// The listening socket's descriptor, closed by the first `stop()` (tests check that a later
+    /// one leaves the number alone).
+    public let listenerFD: Int32
     private let script: Script
     private let state = Mutex(State())
     /// Wakes hanging connections on `release()`, and `stop()` when the last thread ends.
@@ -156,12 +158,20 @@ public final class WebhookReceiver: Sendable {
         return Array(requests(deliveries).prefix(count))
     }
 
+    /// Ends every connection and thread and closes the listener. Idempotent: fixtures that share
+    /// a receiver, or stop early and again at scope exit, call it more than once, and closing the
+    /// listener's number again would close whatever file reused it meanwhile (another test's
+    /// SQLite database, which then failed with "disk I/O error").
     public func stop() {
-        let fds = state.withLock {
-            $0.stopped = true
-            return $0.openFDs
+        let first = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            state.stopped = true
+            // Under the lock: a connection thread removes its descriptor here before closing it,
+            // so no number another thread has reused is shut down.
+            for fd in state.openFDs { shutdown(fd, Int32(SHUT_RDWR)) }
+            return true
         }
-        for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
+        guard first else { return }
         shutdown(listenerFD, Int32(SHUT_RDWR))
         release()
         condition.withLock {
