@@ -54,10 +54,15 @@ final class ScriptedServer: @unchecked Sendable {
     func stop() {
         // shutdown wakes the blocked accept and recv calls; each thread closes its own socket,
         // after removing it here under the lock, so no reused descriptor number is shut down.
-        lock.withLock {
+        // Once only: a second stop would shut down and close the listener's number again,
+        // which may belong to another test's file by then.
+        let first = lock.withLock {
+            if stopped { return false }
             stopped = true
             for fd in openFDs { shutdown(fd, Int32(SHUT_RDWR)) }
+            return true
         }
+        guard first else { return }
         shutdown(listenerFD, Int32(SHUT_RDWR))
         finished.wait()
         close(listenerFD)

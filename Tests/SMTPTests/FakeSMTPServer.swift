@@ -77,10 +77,15 @@ final class FakeSMTPServer: @unchecked Sendable {
     var messages: [[UInt8]] { lock.withLock { receivedMessages } }
 
     func stop() {
-        lock.withLock {
+        // Once only: a second stop would shut down and close the listener's number again,
+        // which may belong to another test's file by then.
+        let first = lock.withLock {
+            if stopped { return false }
             stopped = true
             for fd in openFDs { shutdown(fd, Int32(SHUT_RDWR)) }
+            return true
         }
+        guard first else { return }
         shutdown(listenerFD, Int32(SHUT_RDWR))
         finished.wait()
         close(listenerFD)
