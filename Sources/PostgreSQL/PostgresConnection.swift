@@ -212,6 +212,9 @@ public final class PostgresConnection {
         try checkOpen(first.sql)
         var pipelined: [Pipelined] = []
         var keys: [StatementKey] = []
+        // Room for all of them first: a full cache emptied halfway would deallocate the names
+        // of this pipeline's earlier statements before it is sent.
+        if self.statements.count + statements.count > Self.statementCacheLimit { deallocateAll() }
         for statement in statements {
             let bound = try PostgresParameters(statement.parameters, sql: statement.sql)
             let key = StatementKey(sql: statement.sql, types: bound.types)
@@ -433,12 +436,7 @@ public final class PostgresConnection {
 
     private func prepare(_ key: StatementKey, _ bound: PostgresParameters) throws(PostgresError) -> String {
         if let prepared = statements[key] { return prepared.name }
-        if statements.count >= Self.statementCacheLimit {
-            // Outside an aborted transaction only; otherwise the names just accumulate until then.
-            if PQtransactionStatus(handle) != PQTRANS_INERROR, (try? simpleQuery("DEALLOCATE ALL")) != nil {
-                statements.removeAll()
-            }
-        }
+        if statements.count >= Self.statementCacheLimit { deallocateAll() }
         preparedCount += 1
         let name = "siwa_\(preparedCount)"
         roundTrips += 1
@@ -448,6 +446,14 @@ public final class PostgresConnection {
         _ = try check(result, sql: key.sql)
         statements[key] = PreparedStatement(name: name, columns: nil)
         return name
+    }
+
+    /// Empties the statement cache, on the server too. Outside an aborted transaction only;
+    /// otherwise the names just accumulate until then. What is deferred is sent first.
+    private func deallocateAll() {
+        if PQtransactionStatus(handle) != PQTRANS_INERROR, (try? simpleQuery("DEALLOCATE ALL")) != nil {
+            statements.removeAll()
+        }
     }
 
     /// The result when it succeeded; otherwise clears it and throws its error.

@@ -260,6 +260,18 @@ struct PostgresConnectionTests {
     /// `queries` sends its statements in one round trip, after what was deferred (which they
     /// see), and returns each one's rows in order; the first error is thrown, what follows it
     /// does not run, and the transaction keeps nothing.
+    @Test func queriesPreparedWhenTheCacheIsFullAllRun() async throws {
+        let connection = try await open()
+        // The cache one short of full: the first new statement of the pipeline fills it, and
+        // the next must not deallocate the first before the pipeline is sent.
+        while connection.cachedStatementCount < PostgresConnection.statementCacheLimit - 1 {
+            _ = try connection.query("SELECT \(connection.cachedStatementCount)::bigint + $1", [.integer(0)])
+        }
+        let rows = try connection.queries([("SELECT $1::bigint AS a", [.integer(1)]), ("SELECT $1::bigint AS b", [.integer(2)])])
+        #expect(try rows.map { try $0.first?.int(0) } == [1, 2])
+        #expect(connection.cachedStatementCount <= PostgresConnection.statementCacheLimit)
+    }
+
     @Test func queriesTravelTogetherInOrder() async throws {
         let connection = try await open()
         try connection.execute("CREATE TABLE t(x bigint PRIMARY KEY)")
