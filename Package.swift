@@ -4,6 +4,7 @@
 // Layering (arrows point down; nothing lower imports anything higher):
 //   siwa-server (executable, CLI)
 //     -> SiwaApp (configuration, the route table and its handlers, pages, commands, metrics, logging, assembly)
+//          -> CSiwaAppFiles (its OpenAPI document, pages' stylesheets, script and words, embedded by C)
 //       -> Accounts (sign-in, passwords, deletion and revocation, notifications, re-validation, team transfer,
 //          webhook and mail delivery, signing keys, housekeeping; no HTTPServer) -> Store, AppleClient, JOSE, Passwords, SMTP
 //       -> HTTPServer (HTTP/1.1 on epoll sockets)     -> CZlib, CSystem
@@ -63,6 +64,9 @@ let package = Package(
         // The common-password list as a text file that C23's #embed compiles into the binary:
         // SwiftPM's .embedInCode would write it out as a Swift array literal, seconds to compile.
         .target(name: "CCommonPasswords", exclude: ["common-passwords.txt"]),
+        // SiwaApp's OpenAPI document, pages' stylesheets, script and words, compiled in by C23's
+        // #embed from where they live under Sources/SiwaApp/HTTP (.embedInCode took 30 s to compile).
+        .target(name: "CSiwaAppFiles"),
         .target(name: "JSON", swiftSettings: strict),
         .target(name: "JOSE", dependencies: ["JSON", "OpenSSLCrypto", "WireFormat"], swiftSettings: strict),
         .target(name: "TLS", dependencies: ["COpenSSL", "CSystem", "OpenSSLCrypto", "SystemThread"], swiftSettings: strict),
@@ -94,12 +98,12 @@ let package = Package(
             name: "SiwaApp",
             dependencies: [
                 "Accounts", "HTTPServer", "Store", "OpenSSLCrypto", "JOSE", "JSON", "HTTPClient", "AppleClient", "Passwords", "SystemThread", "WireFormat",
-                "SMTP", "MailTemplates", .product(name: "Logging", package: "swift-log"),
+                "SMTP", "MailTemplates", "CSiwaAppFiles", .product(name: "Logging", package: "swift-log"),
             ],
-            // The pages' words in English and Korean (HTTP/Pages/Strings/pages.<language>.txt), and the
-            // pages' stylesheet and script (HTTP/Pages/Static/siwa.css, siwa.js), and the OpenAPI
-            // document (HTTP/API/OpenAPI/openapi.json).
-            resources: [.embedInCode("HTTP/Pages/Strings"), .embedInCode("HTTP/Pages/Static"), .embedInCode("HTTP/API/OpenAPI")],
+            // The pages' words in English and Korean (HTTP/Pages/Strings/pages.<language>.txt), the
+            // pages' stylesheets and script (HTTP/Pages/Static/) and the OpenAPI document
+            // (HTTP/API/OpenAPI/openapi.json): compiled in by CSiwaAppFiles.
+            exclude: ["HTTP/Pages/Strings", "HTTP/Pages/Static", "HTTP/API/OpenAPI"],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -7,8 +7,8 @@ import Testing
     func theServedBytesAreTheResourceFiles(_ engine: DatabaseEngine) async throws {
         try await withFixture(WebFlowTests.Fixture(engine: engine)) { fixture in
             for (path, file, type) in [
-                ("/static/siwa.css", PackageResources.siwa_css, "text/css; charset=utf-8"),
-                ("/static/siwa.js", PackageResources.siwa_js, "text/javascript; charset=utf-8"),
+                ("/static/siwa.css", EmbeddedFiles.siwaCSS, "text/css; charset=utf-8"),
+                ("/static/siwa.js", EmbeddedFiles.siwaJS, "text/javascript; charset=utf-8"),
             ] {
                 let reply = try await fixture.send("GET", path)
                 #expect(reply.status == 200)

@@ -43,8 +43,8 @@ enum PageWords {
     static func entries(_ language: Language) -> [(key: String, text: String)] {
         let bytes: [UInt8] =
             switch language {
-            case .en: PackageResources.pages_en_txt
-            case .ko: PackageResources.pages_ko_txt
+            case .en: EmbeddedFiles.pagesEnglish
+            case .ko: EmbeddedFiles.pagesKorean
             }
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
             guard !line.hasPrefix("#"), let equals = line.firstIndex(of: "=") else { return nil }
