@@ -369,7 +369,8 @@ private let timestampPattern = #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#
         release.signal()
         sink.flush()
         let lines = output.lines
-        try #require(lines.count == 1 + 14 + 1)
+        // The first line, the ring's 14, and the notice of the drops.
+        try #require(lines.count == 16)
         #expect(lines.prefix(15).allSatisfy { $0 == line })  // whole lines only
         let notice = try jsonObject(lines[15])
         #expect(notice["dropped_lines"] as? Int == 86)

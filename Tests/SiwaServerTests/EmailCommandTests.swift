@@ -48,7 +48,8 @@ struct EmailCommandTests {
         #expect(try await WebhookCommandTests.metric(port, "siwa_email_queue_depth 0\n"), "a failed message is not waiting")
         let listed = try await command(["failed"])
         #expect(listed.status == 0, "\(listed.stderr)")
-        let id = try #require(listed.stdout.split(separator: "\n").dropFirst().first?.split(separator: " ").first.map(String.init))
+        let firstRow: Substring? = listed.stdout.split(separator: "\n").dropFirst().first
+        let id = try #require(firstRow?.split(separator: " ").first.map(String.init))
         #expect(id.hasPrefix("mail_"))
         #expect(listed.stdout.contains("verify_email") && listed.stdout.contains("refuse-550@example.com") && listed.stdout.contains("550"))
         #expect(listed.stdout.contains("1 failed message(s)"))

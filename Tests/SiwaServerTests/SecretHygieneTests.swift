@@ -129,7 +129,9 @@ import TestSupport
         // 4. The web flow: login, Apple's form_post, then the same state again.
         let login = try await send("GET", "/auth/apple/login")
         let location = try #require(login.header("Location"))
-        let query = Dictionary((URLComponents(string: location)?.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
+        let items: [URLQueryItem] = URLComponents(string: location)?.queryItems ?? []
+        var query: [String: String] = [:]
+        for item in items where query[item.name] == nil { query[item.name] = item.value ?? "" }
         let state = try #require(query["state"]), webNonce = try #require(query["nonce"])
         let binding = try #require(login.header("Set-Cookie")?.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last.map(String.init))
         remember("state", token: state)

@@ -28,7 +28,8 @@ import Testing
             #expect(inWrite?.accessToken == "a.2")
 
             #expect(try await vault.drop(userID: userID))
-            await #expect(try vault.load(userID: userID) == nil)
+            let dropped = try await vault.load(userID: userID)
+            #expect(dropped == nil)
             #expect(try await vault.drop(userID: userID) == false)
         }
     }

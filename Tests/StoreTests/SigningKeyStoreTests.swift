@@ -237,7 +237,8 @@ struct SigningKeyStoreTests {
             let der = try #require(Base64.standard.decode(pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()))
             #expect(!String(decoding: sealed, as: UTF8.self).contains("PRIVATE KEY"))
             // ECPrivateKey holds the scalar as an OCTET STRING of 32 bytes (04 20 …).
-            let scalarAt = try #require((0..<(der.count - 34)).first { der[$0] == 0x04 && der[$0 + 1] == 0x20 }) + 2
+            let octetString: Int? = (0..<(der.count - 34)).first { der[$0] == 0x04 && der[$0 + 1] == 0x20 }
+            let scalarAt = try #require(octetString) + 2
             #expect(!Self.contains(sealed, der[scalarAt..<(scalarAt + 32)]), "the private scalar is in the row")
             #expect(!Self.contains(sealed, Array(pem.utf8.dropFirst(28).prefix(32))), "the PEM's base64 is in the row")
             #expect(sealed.count == 12 + first.privateKey.count + 16)
