@@ -45,7 +45,7 @@ public final class TestApp: Sendable {
             configuration.database = folder + "/data/siwa.sqlite3"
             self.folder = folder
         case .postgres:
-            configuration.database = try await PostgresCluster.shared().makeDatabase()
+            configuration.database = try await PostgresCluster.shared().makeMigratedDatabase()
             configuration.dataKey = Self.postgresDataKey
             folder = nil
         }

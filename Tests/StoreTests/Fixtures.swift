@@ -19,13 +19,26 @@ func withLocation<T>(_ engine: Engine, _ body: (String) async throws -> T) async
     }
 }
 
+extension PostgresCluster {
+    /// A new database holding the product's schema, copied from one migrated once per process
+    /// (AppTestSupport has the same for the application's tests; StoreTests does not wait for
+    /// SiwaApp to build).
+    func makeMigratedDatabase() async throws -> String {
+        try await makeDatabase(template: "migrated") { _ = try Store.migrate(path: $0) }
+    }
+}
+
 /// Runs `body` with a freshly migrated store on `engine`, opened as the server opens it; with
 /// `events`, changes append their webhook events.
 func withStore<T>(_ engine: Engine, events: WebhookEventRenderer? = nil, _ body: (Store) async throws -> T) async throws -> T {
-    try await withLocation(engine) { location in
+    func open(_ location: String) async throws -> T {
         let store = try Store.open(location, connections: 2, events: events) { testDataKey }
         defer { store.close() }
         return try await body(store)
+    }
+    switch engine {
+    case .sqlite: return try await withLocation(engine, open)
+    case .postgres: return try await open(try await PostgresCluster.shared().makeMigratedDatabase())
     }
 }
 

@@ -23,6 +23,8 @@ public final class PostgresCluster: Sendable {
     public let url: String
     /// Creates the test databases; one connection, so creations never overlap.
     private let admin: PostgresPool
+    /// Templates by name, each made once (see `makeDatabase(template:preparedBy:)`).
+    private let templates = Mutex<[String: Task<String, any Error>]>([:])
 
     private init(directory: String, url: String) throws {
         self.directory = directory
@@ -103,10 +105,36 @@ public final class PostgresCluster: Sendable {
 
     /// Creates an empty database and returns its URL.
     public func makeDatabase() async throws -> String {
+        try await makeDatabase(template: nil)
+    }
+
+    /// Creates a database as a copy of template `template` (a word of letters and underscores),
+    /// which `prepare` makes from an empty database the first time this cluster is asked for it
+    /// (every caller waits for that one). Copying a prepared database costs what creating an
+    /// empty one does; migrating each of the suite's ~300 PostgreSQL databases cost ~70 ms more.
+    public func makeDatabase(template: String, preparedBy prepare: @escaping @Sendable (_ url: String) throws -> Void) async throws -> String {
+        let made = templates.withLock { templates in
+            if let made = templates[template] { return made }
+            let name = "template_" + template
+            let made = Task { [self] in
+                try await admin.withConnection { try $0.execute("CREATE DATABASE \(name)") }
+                try prepare(url(database: name))
+                return name
+            }
+            templates[template] = made
+            return made
+        }
+        return try await makeDatabase(template: try await made.value)
+    }
+
+    private func makeDatabase(template: String?) async throws -> String {
         let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-        // Identifiers cannot be parameters; the name is ours, made of hex digits.
-        try await admin.withConnection { try $0.execute("CREATE DATABASE \(name)") }
-        return "postgres://siwa@127.0.0.1:\(port)/\(name)"
+        // Identifiers cannot be parameters; the names are ours, made of hex digits and words.
+        // A template's preparer has closed its connections; should its server process not have
+        // ended yet, PostgreSQL waits for it (up to 5 s) before copying.
+        let sql = template.map { "CREATE DATABASE \(name) TEMPLATE \($0)" } ?? "CREATE DATABASE \(name)"
+        try await admin.withConnection { try $0.execute(sql) }
+        return url(database: name)
     }
 
     /// The URL of database `name` on this cluster.
