@@ -5,10 +5,16 @@ import TestSupport
 
 @Suite struct GracefulStopTests {
     @Test func stopFinishesTheRequestInFlightThenRefusesNewConnections() async throws {
-        let server = try TestServer.start()
+        // The drain's bound is the next test's: here it must not end the request in flight
+        // while a starved machine takes its time (10 s passed when every test ran at once).
+        var timeouts = HTTPTimeouts.patient
+        timeouts.drain = .seconds(120)
+        let server = try TestServer.start(timeouts: timeouts)
         let gate = Gate.uniqueName()
         let busy = try server.client()
         busy.send("GET /gate/\(gate) HTTP/1.1\r\nHost: t\r\n\r\n")
+        // Running before the stop, or the connection would be idle and simply closed.
+        #expect(try await eventually { Gate.shared.waiting(gate) == 1 })
         let idle = try server.client()
         idle.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
         _ = try await idle.readResponse()
