@@ -95,6 +95,24 @@ public struct SessionStore: Sendable {
         return found
     }
 
+    /// What memory alone says of a token, for a request answered without waiting.
+    public enum InMemory: Sendable {
+        case live(LiveSession)
+        /// Not a session: not one of our tokens, or past its absolute expiry.
+        case none
+        /// Only the database can say: not in memory, or idle there.
+        case unknown
+    }
+
+    /// `live` from the session cache alone: what it returns when the cache answers, `.unknown`
+    /// when it would read the database. Asks nothing of recent uses: a session that looks idle
+    /// in memory goes to the database, as in `live`.
+    public func liveInMemory(token: Substring, now: Int64, idleTTL: Int64) -> InMemory {
+        guard let hash = Self.tokenHash(token) else { return .none }
+        guard let found = caching.lookup(hash), found.session.lastSeenAt > now - idleTTL else { return .unknown }
+        return found.session.expiresAt > now ? .live(found) : .none
+    }
+
     /// The user of a live session (absolute expiry only), read from the database: for a change
     /// started by that session and finished without its cookie (linking from the web flow).
     public func owner(sessionID: String, now: Int64) async throws -> String? {

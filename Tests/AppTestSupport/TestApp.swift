@@ -105,7 +105,15 @@ public final class TestApp: Sendable {
         case .inProcess:
             var requestHeaders = HTTPHeaders()
             for (name, value) in fields { requestHeaders.add(name, value) }
-            let response = await application.responder.respond(to: HTTPRequest(method, target, headers: requestHeaders, body: Array(body.utf8)))
+            // As a connection does: the immediate answer first, else the handler's.
+            let request = HTTPRequest(method, target, headers: requestHeaders, body: Array(body.utf8))
+            let responder = application.responder
+            let response: HTTPResponse
+            if let immediate = responder.respondImmediately(to: request) {
+                response = immediate
+            } else {
+                response = await responder.respond(to: request)
+            }
             let fields = response.headers.map { (name: $0.0, value: $0.1) }
             return Reply(status: response.status, fields: fields, body: String(decoding: response.body, as: UTF8.self))
         case .socket:

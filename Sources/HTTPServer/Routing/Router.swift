@@ -4,6 +4,11 @@ import WireFormat
 /// I/O loop or other connections. What it throws, the responder's error renderer answers.
 public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
+/// A route's answer made at once, on the I/O loop's thread, without a task: for the hot reads
+/// (`/healthz`, a session found in memory) whose work never waits. nil when this request needs
+/// to wait for something after all (a session not in memory); its `HTTPHandler` then answers.
+public typealias ImmediateHTTPHandler = @Sendable (HTTPRequest) throws -> HTTPResponse?
+
 /// Maps method and path to a handler. Patterns are literal segments and `{name}` parameters,
 /// written as in OpenAPI (`/api/sessions/{id}`), so the route table and `openapi.json` share
 /// one vocabulary. A value built once at start and read by every loop.
@@ -13,6 +18,7 @@ public struct Router: Sendable {
         public let pattern: String
         let segments: [RouteSegment]
         let handler: HTTPHandler
+        let immediate: ImmediateHTTPHandler?
     }
 
     public enum Match: Sendable {
@@ -37,13 +43,14 @@ public struct Router: Sendable {
         literalRoutes.values.flatMap(\.values) + parameterRoutes
     }
 
-    public mutating func add(_ method: HTTPMethod, _ pattern: String, _ handler: @escaping HTTPHandler) {
+    /// With `immediate`, a request is first offered to it (see `ImmediateHTTPHandler`).
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, _ handler: @escaping HTTPHandler, immediate: ImmediateHTTPHandler? = nil) {
         precondition(pattern.hasPrefix("/"), "route patterns start with /")
         let segments = Self.split(pattern).map { segment -> RouteSegment in
             if segment.hasPrefix("{"), segment.hasSuffix("}") { return .parameter(String(segment.dropFirst().dropLast())) }
             return .literal(String(segment))
         }
-        let route = Route(method: method, pattern: pattern, segments: segments, handler: handler)
+        let route = Route(method: method, pattern: pattern, segments: segments, handler: handler, immediate: immediate)
         if segments.contains(where: { if case .parameter = $0 { true } else { false } }) {
             precondition(!parameterRoutes.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
             parameterRoutes.append(route)

@@ -30,6 +30,33 @@ public struct RoutingResponder: HTTPResponder {
         return response
     }
 
+    public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? {
+        guard let crossOrigin, let origin = crossOrigin.allowedOrigin(of: request) else { return routeImmediately(request) }
+        if request.method == .options { return crossOrigin.preflight(for: origin) }
+        guard var response = routeImmediately(request) else { return nil }
+        crossOrigin.allow(origin, on: &response)
+        return response
+    }
+
+    /// As `route`, for a route with an immediate handler that answers; nil otherwise (routing
+    /// again in `route` then costs a hash lookup).
+    private func routeImmediately(_ request: HTTPRequest) -> HTTPResponse? {
+        guard case .found(let route, let parameters) = router.match(method: request.method, path: request.path),
+              let immediate = route.immediate
+        else { return nil }
+        var request = request
+        request.pathParameters = parameters
+        var response: HTTPResponse
+        do {
+            guard let answered = try immediate(request) else { return nil }
+            response = answered
+        } catch {
+            response = renderError(error, request)
+        }
+        response.route = route.pattern
+        return response
+    }
+
     private func route(_ request: HTTPRequest) async -> HTTPResponse {
         switch router.match(method: request.method, path: request.path) {
         case .found(let route, let parameters):

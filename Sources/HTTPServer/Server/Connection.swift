@@ -165,6 +165,12 @@ final class Connection {
         // The server, not a copy of its responder: copying the existential retained each of
         // the responder's references once more per request.
         let server = loop.server
+        // Answered at once, here on the loop's thread: `processInput` then goes on to the next
+        // pipelined request, as it does when a task's handler completes within this iteration.
+        if body.count < limits.offloadBodyBytes, let response = server.responder.respondImmediately(to: request) {
+            complete(response, context: context)
+            return
+        }
         let connection = LoopBound(self)
         if body.count >= limits.offloadBodyBytes {
             // Parsing a large body takes milliseconds: on the background threads, so the loop's

@@ -3,11 +3,19 @@
 public protocol HTTPResponder: Sendable {
     /// Never fails: by the time it returns, every error has become a response.
     func respond(to request: HTTPRequest) async -> HTTPResponse
+    /// The response when it can be made at once on the loop's thread, without waiting for
+    /// anything; nil to have `respond(to:)` make it in a task. Saves the task for the requests
+    /// that are most of the traffic and cost least.
+    func respondImmediately(to request: HTTPRequest) -> HTTPResponse?
     /// The answer to a request the connection refused before it was whole (malformed, too
     /// large, too slow, server busy). `requestID` is the one the response will carry.
     func response(for refusal: HTTPRefusal, requestID: String) -> HTTPResponse
     /// One record per response, on the loop thread that sent it: keep it quick.
     func responseSent(_ record: AccessRecord)
+}
+
+extension HTTPResponder {
+    public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? { nil }
 }
 
 /// A request the server turned away on its own, before any handler: the transport's refusals

@@ -32,13 +32,27 @@ struct Route: Sendable {
         case session(SessionHandler)
     }
 
+    /// A handler that never waits, for the hot reads: the router offers it each request first,
+    /// on the I/O loop's thread, and uses `handler` only when the guard itself would wait (a
+    /// session not in memory). See `ImmediateHTTPHandler`.
+    enum Immediate: Sendable {
+        case request(@Sendable (HTTPRequest) throws -> HTTPResponse)
+        case session(@Sendable (HTTPRequest, SessionAuthenticator.Authenticated) throws -> HTTPResponse)
+    }
+
     let method: HTTPMethod
     let path: String
     let access: Guard
     let handler: Handler
+    var immediate: Immediate?
 
     static func open(_ method: HTTPMethod, _ path: String, _ handler: @escaping HTTPHandler) -> Route {
         Route(method: method, path: path, access: .open, handler: .request(handler))
+    }
+
+    /// An open route whose handler never waits.
+    static func open(_ method: HTTPMethod, _ path: String, immediate handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) -> Route {
+        Route(method: method, path: path, access: .open, handler: .request({ try handler($0) }), immediate: .request(handler))
     }
 
     static func rateLimited(_ method: HTTPMethod, _ path: String, _ handler: @escaping HTTPHandler) -> Route {
@@ -49,6 +63,15 @@ struct Route: Sendable {
         _ method: HTTPMethod, _ path: String, origin: SessionAuthenticator.OriginCheck, _ handler: @escaping SessionHandler
     ) -> Route {
         Route(method: method, path: path, access: .session(origin), handler: .session(handler))
+    }
+
+    /// A session route whose handler never waits: with the session in memory, the whole request
+    /// is answered at once.
+    static func session(
+        _ method: HTTPMethod, _ path: String, origin: SessionAuthenticator.OriginCheck,
+        immediate handler: @escaping @Sendable (HTTPRequest, SessionAuthenticator.Authenticated) throws -> HTTPResponse
+    ) -> Route {
+        Route(method: method, path: path, access: .session(origin), handler: .session({ try handler($0, $1) }), immediate: .session(handler))
     }
 
     static func admin(_ method: HTTPMethod, _ path: String, _ handler: @escaping HTTPHandler) -> Route {

@@ -27,8 +27,9 @@ struct Routes: Sendable {
 
     var table: [Route] {
         var table: [Route] = [
-            // Operations (docs/guides/operating.md). `/healthz` touches nothing that can block.
-            .open(.get, "/healthz", HealthAPI.live),
+            // Operations (docs/guides/operating.md). `/healthz` touches nothing that can block, and
+            // is answered on the I/O loop's thread (`immediate:`), as are the session reads.
+            .open(.get, "/healthz", immediate: HealthAPI.live),
             .open(.get, "/readyz", health.ready),
             .open(.get, "/metrics", health.metrics),
             .open(.get, "/openapi.json", HealthAPI.openAPI),
@@ -42,7 +43,7 @@ struct Routes: Sendable {
             .rateLimited(.post, "/api/auth/exchange", exchange.exchange),
 
             // The signed-in user, their sessions and account.
-            .session(.get, "/api/me", origin: .notChecked, AccountAPI.me),
+            .session(.get, "/api/me", origin: .notChecked, immediate: AccountAPI.me),
             .session(.patch, "/api/account", origin: .ours, account.update),
             .session(.delete, "/api/account", origin: .ours, account.delete),
             .session(.post, "/api/logout", origin: .ours, account.logout),
@@ -65,7 +66,7 @@ struct Routes: Sendable {
 
             // The team's other services (docs/guides/connecting-your-backend.md). Forward auth
             // reads only, and the proxy forwards the original request's Origin: not checked.
-            .session(.get, "/auth/verify", origin: .notChecked, ForwardAuthAPI.verify),
+            .session(.get, "/auth/verify", origin: .notChecked, immediate: ForwardAuthAPI.verify),
             .session(.post, "/api/token", origin: .ours, accessTokens.issue),
             .open(.get, "/.well-known/jwks.json", accessTokens.keySet),
 
@@ -152,7 +153,21 @@ struct Routes: Sendable {
             case (.session, .request), (_, .session):
                 preconditionFailure("a session handler needs the session guard, and only it: \(route.path)")
             }
-            router.add(route.method, route.path, guarded)
+            let immediate: ImmediateHTTPHandler?
+            switch (route.access, route.immediate) {
+            case (_, nil):
+                immediate = nil
+            case (.session(let origin), .session(let handler)?):
+                immediate = { request in
+                    guard let found = try authenticator.authenticateImmediately(request, origin: origin) else { return nil }
+                    return try handler(request, found)
+                }
+            case (.open, .request(let handler)?):
+                immediate = { try handler($0) }
+            default:
+                preconditionFailure("an immediate handler is for open and session routes only: \(route.path)")
+            }
+            router.add(route.method, route.path, guarded, immediate: immediate)
         }
         return router
     }

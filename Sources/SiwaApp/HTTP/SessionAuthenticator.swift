@@ -47,17 +47,40 @@ struct SessionAuthenticator: Sendable {
 
     nonisolated(nonsending) func authenticate(_ request: HTTPRequest, origin check: OriginCheck) async throws -> Authenticated {
         let now = clock()
-        var viaCookie = false
-        var token: Substring?
-        if let authorization = request.headers["Authorization"], let bearer = Self.bearerCredentials(authorization) {
-            token = bearer
-        } else if let cookie = SessionCookies.read(SessionCookies.sessionName, from: request) {
-            token = cookie[...]
-            viaCookie = true
-        }
-        guard let token, !token.isEmpty,
-              let found = try await sessions.live(token: token, now: now, idleTTL: idleTTL, recentUse: batcher.lastUse(of:))
+        let (token, viaCookie) = Self.credentials(of: request)
+        guard let token, let found = try await sessions.live(token: token, now: now, idleTTL: idleTTL, recentUse: batcher.lastUse(of:))
         else { throw Refusal.unauthenticated }
+        return try accept(found, viaCookie: viaCookie, request: request, origin: check, now: now)
+    }
+
+    /// `authenticate` without waiting: nil when the answer needs the database (the session is
+    /// not in memory, or looks idle there), for the caller to `authenticate` instead.
+    func authenticateImmediately(_ request: HTTPRequest, origin check: OriginCheck) throws -> Authenticated? {
+        let now = clock()
+        let (token, viaCookie) = Self.credentials(of: request)
+        guard let token else { throw Refusal.unauthenticated }
+        switch sessions.liveInMemory(token: token, now: now, idleTTL: idleTTL) {
+        case .unknown: return nil
+        case .none: throw Refusal.unauthenticated
+        case .live(let found): return try accept(found, viaCookie: viaCookie, request: request, origin: check, now: now)
+        }
+    }
+
+    /// The session token a request carries (a bearer token before the cookie), and whether the
+    /// cookie carried it; nil for none or an empty one.
+    private static func credentials(of request: HTTPRequest) -> (token: Substring?, viaCookie: Bool) {
+        if let authorization = request.headers["Authorization"], let bearer = bearerCredentials(authorization) {
+            return (bearer.isEmpty ? nil : bearer, false)
+        }
+        if let cookie = SessionCookies.read(SessionCookies.sessionName, from: request), !cookie.isEmpty {
+            return (cookie[...], true)
+        }
+        return (nil, false)
+    }
+
+    /// The checks after a live session is found: the origin of a cookie's request, then the
+    /// use recorded for `last_seen_at`.
+    private func accept(_ found: LiveSession, viaCookie: Bool, request: HTTPRequest, origin check: OriginCheck, now: Int64) throws -> Authenticated {
         if viaCookie {
             let origin = request.headers["Origin"]
             switch check {
