@@ -99,7 +99,7 @@ public struct SessionStore: Sendable {
     public enum InMemory: Sendable {
         case live(LiveSession)
         /// Not a session: not one of our tokens, or past its absolute expiry.
-        case none
+        case notLive
         /// Only the database can say: not in memory, or idle there.
         case unknown
     }
@@ -108,9 +108,9 @@ public struct SessionStore: Sendable {
     /// when it would read the database. Asks nothing of recent uses: a session that looks idle
     /// in memory goes to the database, as in `live`.
     public func liveInMemory(token: Substring, now: Int64, idleTTL: Int64) -> InMemory {
-        guard let hash = Self.tokenHash(token) else { return .none }
+        guard let hash = Self.tokenHash(token) else { return .notLive }
         guard let found = caching.lookup(hash), found.session.lastSeenAt > now - idleTTL else { return .unknown }
-        return found.session.expiresAt > now ? .live(found) : .none
+        return found.session.expiresAt > now ? .live(found) : .notLive
     }
 
     /// The user of a live session (absolute expiry only), read from the database: for a change

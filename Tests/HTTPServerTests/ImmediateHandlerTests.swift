@@ -71,4 +71,21 @@ import TestSupport
         #expect(calls.all.first == false, "the immediate answer was made outside any task")
         await server.stop()
     }
+
+    /// A client pipelining many immediate requests in one read gets a loop's turn's worth
+    /// answered at once; the next goes to a task, so the loop's other connections get their
+    /// turn; then the rest, in order.
+    @Test func aLongPipelineOfImmediateRequestsYieldsTheLoopAfterATurnsWorth() async throws {
+        let calls = Calls()
+        let server = try TestServer.start(configure: Self.routes(calls))
+        let client = try server.client()
+        let turn = Connection.maxImmediateAnswersInARow
+        // One send of a few KiB arrives in one read on loopback.
+        client.send(String(repeating: "GET /now HTTP/1.1\r\nHost: t\r\n\r\n", count: 2 * turn + 1))
+        var bodies: [String] = []
+        for _ in 0..<(2 * turn + 1) { bodies.append(String(decoding: try await client.readResponse().body, as: UTF8.self)) }
+        let expected = Array(repeating: "at once", count: turn) + ["by the task"] + Array(repeating: "at once", count: turn)
+        #expect(bodies == expected)
+        await server.stop()
+    }
 }

@@ -31,6 +31,8 @@ final class Connection {
     /// True while `processInput` runs, so a response completed synchronously inside it does
     /// not recurse into it.
     private var processing = false
+    /// Requests answered at once in this `processInput` pass (see `maxImmediateAnswersInARow`).
+    private var immediateAnswersInARow = 0
     private var closeWhenFlushed = false
     private var lingering = false
     private var peerClosedInput = false
@@ -107,6 +109,7 @@ final class Connection {
     /// Parses and dispatches what has arrived, one request at a time.
     private func processInput() {
         processing = true
+        immediateAnswersInARow = 0
         defer { processing = false }
         while !inFlight, !closeWhenFlushed, !isClosed {
             let event: RequestParser.Event?
@@ -167,7 +170,11 @@ final class Connection {
         let server = loop.server
         // Answered at once, here on the loop's thread: `processInput` then goes on to the next
         // pipelined request, as it does when a task's handler completes within this iteration.
-        if body.count < limits.offloadBodyBytes, let response = server.responder.respondImmediately(to: request) {
+        // A client pipelining thousands of them gets a loop's turn's worth at once; the next
+        // goes to a task, so the loop serves its other connections before the rest.
+        if body.count < limits.offloadBodyBytes, immediateAnswersInARow < Self.maxImmediateAnswersInARow,
+           let response = server.responder.respondImmediately(to: request) {
+            immediateAnswersInARow += 1
             complete(response, context: context)
             return
         }
@@ -189,6 +196,9 @@ final class Connection {
             }
         }
     }
+
+    /// As many as the loop runs rounds of tasks in one turn (`EventLoop.runJobs`).
+    static let maxImmediateAnswersInARow = 64
 
     /// Queues a response; runs on the loop thread.
     func complete(_ response: HTTPResponse, context: ResponseContext) {

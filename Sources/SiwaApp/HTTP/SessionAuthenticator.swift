@@ -61,7 +61,7 @@ struct SessionAuthenticator: Sendable {
         guard let token else { throw Refusal.unauthenticated }
         switch sessions.liveInMemory(token: token, now: now, idleTTL: idleTTL) {
         case .unknown: return nil
-        case .none: throw Refusal.unauthenticated
+        case .notLive: throw Refusal.unauthenticated
         case .live(let found): return try accept(found, viaCookie: viaCookie, request: request, origin: check, now: now)
         }
     }
