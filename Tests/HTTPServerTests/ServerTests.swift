@@ -190,6 +190,31 @@ import TestSupport
         await server.stop()
     }
 
+    @Test func aHalfClosedClientsPipelinedRequestsAreAllAnsweredThenTheConnectionCloses() async throws {
+        let server = try TestServer.start()
+        let client = try server.client()
+        // Three answers from tasks, one slow: then the client is done sending.
+        client.send("GET /slow/20 HTTP/1.1\r\nHost: t\r\n\r\nGET /hello HTTP/1.1\r\nHost: t\r\n\r\nGET /items/7 HTTP/1.1\r\nHost: t\r\n\r\n")
+        client.shutdownWrite()
+        var answers: [RawClient.Response] = []
+        for _ in 0..<3 { answers.append(try await client.readResponse()) }
+        #expect(answers.map(\.text) == ["slept 20", "hello", "7"])
+        #expect(answers.map { $0.header("Connection") } == [nil, nil, "close"])
+        #expect(await client.isClosedByServer())
+        await server.stop()
+    }
+
+    @Test func aHalfClosedClientsTruncatedRequestIsDroppedAfterTheWholeOnesAnswer() async throws {
+        let server = try TestServer.start()
+        let client = try server.client()
+        client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\nGET /hel")
+        client.shutdownWrite()
+        #expect(try await client.readResponse().text == "hello")
+        // Closed at once, not at a header timeout (the test's timeouts are minutes).
+        #expect(await client.isClosedByServer())
+        await server.stop()
+    }
+
     @Test func aHandlerThatWaitsDoesNotHoldUpOtherConnections() async throws {
         // One I/O loop only, and a handler that waits until the test lets it go: the other
         // requests can only be answered if waiting does not block the loop.

@@ -96,10 +96,12 @@ final class Connection {
             processInput()
         } else if count == 0 {
             peerClosedInput = true
-            if lingering || (!inFlight && !hasPendingOutput) {
-                // A half-closed client may still have whole requests buffered; answer them.
-                if !lingering { processInput() }
+            if lingering {
                 if !inFlight, !hasPendingOutput { close() }
+            } else if !inFlight {
+                // A half-closed client may still have whole requests buffered: each is answered,
+                // then the connection closes (`processInput`'s end).
+                processInput()
             }
         } else if errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
             close()
@@ -143,9 +145,13 @@ final class Connection {
             }
         }
         if !isClosed {
-            if peerClosedInput, !inFlight, !hasPendingOutput, !closeWhenFlushed {
-                close()
-                return
+            // Half-closed and nothing whole left to answer: what remains can never complete.
+            if peerClosedInput, !inFlight, !closeWhenFlushed {
+                guard hasPendingOutput else {
+                    close()
+                    return
+                }
+                closeWhenFlushed = true
             }
             refreshDeadline()
         }
@@ -217,7 +223,8 @@ final class Connection {
             return
         }
         var encoding = context.encoding
-        encoding.keepAlive = encoding.keepAlive && !loop.isStopping && !peerClosedInput
+        // A half-closed client hears `close` with its last buffered request's answer.
+        encoding.keepAlive = encoding.keepAlive && !loop.isStopping && (!peerClosedInput || parser.hasPartialRequest)
         encoding.date = loop.currentDate()
         record.responseBytes = ResponseEncoder.encode(response, context: encoding, into: &output)
         servedRequests += 1
