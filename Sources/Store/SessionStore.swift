@@ -85,12 +85,15 @@ public struct SessionStore: Sendable {
         token: Substring, now: Int64, idleTTL: Int64, recentUse: (String) -> Int64? = { _ in nil }
     ) async throws -> LiveSession? {
         guard let hash = Self.tokenHash(token) else { return nil }
+        switch inMemory(hash, now: now, idleTTL: idleTTL) {
+        case .live(let found): return found
+        case .notLive: return nil
+        case .unknown: break
+        }
+        // Not cached, or a cached copy that looks idle, which is read again: another instance
+        // may have seen the session used since this one cached it.
+        guard let found = try await read(hash), found.session.expiresAt > now else { return nil }
         let idleBefore = now - idleTTL
-        // A cached copy that looks idle is read again: another instance may have seen the
-        // session used since this one cached it.
-        var found = caching.lookup(hash).flatMap { $0.session.lastSeenAt > idleBefore ? $0 : nil }
-        if found == nil { found = try await read(hash) }
-        guard let found, found.session.expiresAt > now else { return nil }
         guard found.session.lastSeenAt > idleBefore || (recentUse(found.session.id) ?? .min) > idleBefore else { return nil }
         return found
     }
@@ -109,6 +112,10 @@ public struct SessionStore: Sendable {
     /// in memory goes to the database, as in `live`.
     public func liveInMemory(token: Substring, now: Int64, idleTTL: Int64) -> InMemory {
         guard let hash = Self.tokenHash(token) else { return .notLive }
+        return inMemory(hash, now: now, idleTTL: idleTTL)
+    }
+
+    private func inMemory(_ hash: TokenHash, now: Int64, idleTTL: Int64) -> InMemory {
         guard let found = caching.lookup(hash), found.session.lastSeenAt > now - idleTTL else { return .unknown }
         return found.session.expiresAt > now ? .live(found) : .notLive
     }
