@@ -26,6 +26,9 @@ public final class TestApp: Sendable {
     public let folder: String?
     private let applicationStopped = Mutex(false)
     private let stopped = Mutex(false)
+    /// Its place among the applications running at once (`AppSlots`), held until `stop`; nil for
+    /// an application started inside another's scope, which shares that one's.
+    private let slot: AppSlot?
 
     /// The data key a PostgreSQL application seals Apple's tokens with (SQLite makes a key file).
     public static let postgresDataKey = [UInt8](repeating: 7, count: 32)
@@ -35,6 +38,9 @@ public final class TestApp: Sendable {
         engine: DatabaseEngine = .sqlite, transport: Transport = .inProcess, clock: HeldClock? = nil, drainsInBackground: Bool = true,
         configure: (inout Configuration) -> Void = { _ in }
     ) async throws {
+        // Before anything starts: the slot bounds applications alive at once, and a throw below
+        // gives it back with the local.
+        slot = AppSlots.inScope ? nil : await AppSlots.shared.take()
         self.engine = engine
         self.transport = transport
         self.clock = clock
@@ -88,6 +94,8 @@ public final class TestApp: Sendable {
     }
 
     public var configuration: Configuration { application.configuration }
+    /// Whether this application took a slot of its own (false inside another's scope).
+    public var holdsSlot: Bool { slot != nil }
     public var port: UInt16 { application.port }
     /// The application's own store: tests seed and inspect rows through it, on either engine.
     public var store: Store { application.store }
@@ -172,6 +180,7 @@ public final class TestApp: Sendable {
         await stopApplication()
         await simulator.stop()
         if let folder { try? FileManager.default.removeItem(atPath: folder) }
+        slot?.release()
     }
 
     private static func firstTime(_ flag: borrowing Mutex<Bool>) -> Bool {
