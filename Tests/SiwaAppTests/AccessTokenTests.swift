@@ -249,8 +249,12 @@ struct AccessTokenTests {
             await fixture.keys.maintain()
             #expect(try await fixture.jwks() == [second])
             let housekeeping = Housekeeping(store: fixture.application.store, idleTTL: 86_400 * 90, logger: Logger(label: "test"), clock: { clock.now })
-            #expect(await housekeeping.runOnce() >= 1)
-            #expect(try await fixture.application.store.signingKeys.published(now: 0).map(\.kid) == [second])
+            // The application's own pass (at its start, then each minute) may hold the turn on
+            // PostgreSQL, or run first: either pass deletes the row once the clock says so.
+            #expect(try await eventually {
+                await housekeeping.runOnce()
+                return try await fixture.application.store.signingKeys.published(now: 0).map(\.kid) == [second]
+            })
             #expect(try Self.decode(try await fixture.token(session)).header["kid"]?.string == second)
         }
     }
