@@ -213,7 +213,7 @@ final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     var isStopping: Bool { stopping }
 
-    func connectionMemory() -> [Connection.Memory] { connections.values.map(\.memory) }
+    func connectionMemory() -> [ConnectionState.Memory] { connections.values.map(\.memory) }
 
     func currentDate() -> String { dateCache.current() }
 
@@ -257,8 +257,8 @@ final class ServerContext: Sendable {
     private let onAllLoopsExited: @Sendable () -> Void
     private let runningLoops: Atomic<Int>
     private let openConnections = Mutex(OpenConnections())
-    /// Bytes of `limits.bufferedBodyBudget` not yet reserved by a connection.
-    private let bodyBudgetLeft: Atomic<Int>
+    /// `limits.bufferedBodyBudget`, drawn on by every connection.
+    let bodyBudget: BodyBudget
 
     init(
         responder: any HTTPResponder, configuration: HTTPServerConfiguration, background: BackgroundExecutor, logger: Logger,
@@ -270,7 +270,7 @@ final class ServerContext: Sendable {
         self.logger = logger
         self.runningLoops = Atomic(loops)
         self.onAllLoopsExited = onAllLoopsExited
-        self.bodyBudgetLeft = Atomic(configuration.limits.bufferedBodyBudget)
+        self.bodyBudget = BodyBudget(bytes: configuration.limits.bufferedBodyBudget)
     }
 
     /// Whom a peer's connections count against for the per-client cap; nil for a peer exempt
@@ -290,24 +290,6 @@ final class ServerContext: Sendable {
     }
 
     var openConnectionCount: Int { openConnections.withLock { $0.total } }
-
-    /// Takes `bytes` from the shared body budget; false when not enough is left.
-    func reserveBodyBytes(_ bytes: Int) -> Bool {
-        var left = bodyBudgetLeft.load(ordering: .relaxed)
-        while true {
-            guard left >= bytes else { return false }
-            let (exchanged, original) = bodyBudgetLeft.compareExchange(
-                expected: left, desired: left - bytes, ordering: .relaxed)
-            if exchanged { return true }
-            left = original
-        }
-    }
-
-    var bodyBudgetLeftNow: Int { bodyBudgetLeft.load(ordering: .relaxed) }
-
-    func releaseBodyBytes(_ bytes: Int) {
-        if bytes > 0 { bodyBudgetLeft.add(bytes, ordering: .relaxed) }
-    }
 
     func loopExited() {
         if runningLoops.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { onAllLoopsExited() }

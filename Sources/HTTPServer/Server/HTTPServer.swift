@@ -39,12 +39,12 @@ public final class HTTPServer: Sendable {
     public var port: UInt16 { state.withLock { $0.port } }
 
     /// Bytes of the shared body budget no connection holds (tests wait on it); nil before `start`.
-    var bodyBudgetLeft: Int? { state.withLock { $0.context }?.bodyBudgetLeftNow }
+    var bodyBudgetLeft: Int? { state.withLock { $0.context }?.bodyBudget.bytesLeft }
 
     /// What every open connection holds for requests, each read on its own loop (tests compare
     /// it with the budget).
-    func connectionMemory() async -> [Connection.Memory] {
-        var memory: [Connection.Memory] = []
+    func connectionMemory() async -> [ConnectionState.Memory] {
+        var memory: [ConnectionState.Memory] = []
         for loop in state.withLock({ $0.loops }) {
             memory += await Task(executorPreference: loop) { loop.connectionMemory() }.value
         }
