@@ -7,7 +7,7 @@
 //          -> CSiwaAppFiles (its OpenAPI document, pages' stylesheets, script and words, embedded by C)
 //       -> Accounts (sign-in, passwords, deletion and revocation, notifications, re-validation, team transfer,
 //          webhook and mail delivery, signing keys, housekeeping; no HTTPServer) -> Store, AppleClient, JOSE, Passwords, SMTP
-//       -> HTTPServer (HTTP/1.1 on epoll sockets)     -> CZlib, CSystem
+//       -> HTTPServer (HTTP/1.1)                      -> Sockets (epoll loop, descriptors), CZlib
 //       -> Store (the schema, records and transactions, the outboxes) -> SQLite -> CSQLite, JSON
 //                                                     -> PostgreSQL -> CLibPQ (libpq: several instances)
 //       -> JOSE (JWS, Apple's token rules, client secret) -> JSON, OpenSSLCrypto -> COpenSSL
@@ -49,9 +49,12 @@ let package = Package(
         .target(name: "SystemThread", dependencies: ["CSystem"], swiftSettings: strict),
         .target(name: "WireFormat", swiftSettings: strict),
 
+        // The descriptors under the HTTP server: an epoll loop that is also a task executor, the
+        // listening and connected sockets, the monotonic clock. Nothing here speaks HTTP.
+        .target(name: "Sockets", dependencies: ["CSystem", "SystemThread"], swiftSettings: strict),
         .target(
             name: "HTTPServer",
-            dependencies: ["CZlib", "CSystem", "SystemThread", "WireFormat", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CZlib", "CSystem", "Sockets", "WireFormat", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(name: "SQLRow", swiftSettings: strict),

@@ -51,4 +51,25 @@ import Testing
     @Test func siwaAppDependsOnAccounts() throws {
         #expect(try Self.packageEntry("SiwaApp").contains("\"Accounts\""))
     }
+
+    /// The descriptors know nothing of HTTP (issue 21's step 5): Sockets lists and imports only
+    /// the system and its threads.
+    @Test func socketsKnowsNothingOfHTTP() throws {
+        let imports = try Self.imports(under: "Sources/Sockets")
+        #expect(imports.count >= 4, "the walk found too few files: is Sources/Sockets the descriptors' folder?")
+        let allowed: Set<String> = ["CSystem", "Glibc", "SystemThread", "Synchronization"]
+        #expect(imports.filter { !Set($0.value).isSubset(of: allowed) }.keys.sorted() == [])
+        let entry = try Self.packageEntry("Sockets")
+        #expect(entry.contains("\"CSystem\""), "not the Sockets entry: \(entry.prefix(200))")
+        #expect(!entry.contains("\"HTTPServer\"") && !entry.contains("\"WireFormat\""))
+        #expect(try Self.packageEntry("HTTPServer").contains("\"Sockets\""))
+    }
+
+    /// A connection's HTTP rules do no I/O and read no clock: the file imports nothing, so no
+    /// syscall and no time can be reached from it but through its inputs.
+    @Test func theConnectionsRulesImportNothing() throws {
+        let imports = try Self.imports(under: "Sources/HTTPServer/Server")
+        #expect(imports["Connection.swift"]?.contains("Sockets") == true, "the walk did not find the connection's driver")
+        #expect(imports["ConnectionState.swift"] == [])
+    }
 }

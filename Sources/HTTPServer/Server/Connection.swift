@@ -1,22 +1,23 @@
 import CSystem
 import Glibc
+import Sockets
 
 /// One client connection, owned by one event loop and touched only on its thread: the
 /// syscalls, the clock and the handlers' tasks around a `ConnectionState`, which holds the
 /// HTTP rules and says what to do next.
 final class Connection {
-    let fd: Int32
+    let socket: ConnectedSocket
     /// The client this connection counts against for the per-client cap; nil when exempt.
     let countedAs: ClientKey?
-    private unowned let loop: EventLoop
+    private unowned let loop: HTTPLoop
     private var state: ConnectionState
     private var registeredEvents = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
     /// True while `drive` runs: an answer completed inside it is taken up by its loop, not by
     /// a second `drive`.
     private var driving = false
 
-    init(fd: Int32, remoteAddress: String, countedAs: ClientKey?, loop: EventLoop, now: UInt64) {
-        self.fd = fd
+    init(socket: ConnectedSocket, remoteAddress: String, countedAs: ClientKey?, loop: HTTPLoop, now: UInt64) {
+        self.socket = socket
         self.countedAs = countedAs
         self.loop = loop
         let configuration = loop.server.configuration
@@ -33,12 +34,14 @@ final class Connection {
         guard !state.isClosed else { return }
         if events & EPOLLOUT.rawValue != 0 { state.writable() }
         if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-            let count = read(fd, loop.readBuffer.baseAddress, loop.readBuffer.count)
-            if count > 0 {
+            switch socket.read(into: loop.readBuffer) {
+            case .bytes(let count):
                 state.received(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]), now: MonotonicClock.now())
-            } else if count == 0 {
+            case .end:
                 state.peerClosed()
-            } else if errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
+            case .wouldBlock:
+                break
+            case .failed:
                 abort()
                 return
             }
@@ -61,7 +64,7 @@ final class Connection {
             case .write:
                 guard write() else { return }
             case .shutdownWrite:
-                shutdown(fd, Int32(SHUT_WR))
+                socket.shutdownWrite()
             case .close:
                 closeDescriptor()
                 return
@@ -92,15 +95,15 @@ final class Connection {
         if offloaded {
             // Parsing a large body takes milliseconds: on the background threads, so the loop's
             // other connections are not kept waiting; the response comes back to the loop.
-            let loop = loop
+            let executor = loop.executor
             Task(executorPreference: server.background) {
                 let response = await server.responder.respond(to: request)
-                Task(executorPreference: loop) { connection.value.complete(response, context: context) }
+                Task(executorPreference: executor) { connection.value.complete(response, context: context) }
             }
         } else {
             // Preferring this loop's executor: a handler that never suspends runs to the end
             // on this thread, within this loop iteration.
-            Task(executorPreference: loop) {
+            Task(executorPreference: loop.executor) {
                 let response = await server.responder.respond(to: request)
                 connection.value.complete(response, context: context)
             }
@@ -129,15 +132,13 @@ final class Connection {
     private func write() -> Bool {
         let now = MonotonicClock.now()
         while state.hasPendingOutput {
-            let sent = state.withPendingOutput { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if sent > 0 {
-                state.wrote(sent, now: now)
-            } else if sent < 0, errno == EINTR {
-                continue
-            } else if sent < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+            switch state.withPendingOutput({ socket.send($0) }) {
+            case .sent(let count) where count > 0:
+                state.wrote(count, now: now)
+            case .wouldBlock:
                 state.writeBlocked(now: now)
                 return true
-            } else {
+            case .sent, .failed:
                 abort()
                 return false
             }
@@ -151,7 +152,7 @@ final class Connection {
         if state.hasPendingOutput { events |= EPOLLOUT.rawValue }
         if events != registeredEvents {
             registeredEvents = events
-            loop.modify(fd, events: events)
+            loop.modify(socket.fd, events: events)
         }
     }
 
@@ -178,7 +179,7 @@ final class Connection {
     }
 
     private func closeDescriptor() {
-        Glibc.close(fd)
+        socket.close()
         loop.connectionClosed(self)
     }
 }

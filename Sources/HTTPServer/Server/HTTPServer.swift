@@ -1,12 +1,13 @@
 import Glibc
 import Logging
+import Sockets
 import Synchronization
 
 /// An HTTP/1.1 server on epoll: `threads` I/O loops sharing one listening socket, each running
 /// request handlers as tasks on its own executor.
 public final class HTTPServer: Sendable {
     private struct State {
-        var loops: [EventLoop] = []
+        var loops: [HTTPLoop] = []
         var listenerFD: Int32 = -1
         var port: UInt16 = 0
         var started = false
@@ -46,7 +47,7 @@ public final class HTTPServer: Sendable {
     func connectionMemory() async -> [ConnectionState.Memory] {
         var memory: [ConnectionState.Memory] = []
         for loop in state.withLock({ $0.loops }) {
-            memory += await Task(executorPreference: loop) { loop.connectionMemory() }.value
+            memory += await Task(executorPreference: loop.executor) { loop.connectionMemory() }.value
         }
         return memory
     }
@@ -84,10 +85,10 @@ public final class HTTPServer: Sendable {
                 }
                 waiters.forEach { $0.resume() }
             })
-        var loops: [EventLoop] = []
+        var loops: [HTTPLoop] = []
         do {
             for index in 0..<configuration.threads {
-                loops.append(try EventLoop(index: index, server: context, listenerFD: listenerFD))
+                loops.append(try HTTPLoop(index: index, server: context, listenerFD: listenerFD))
             }
         } catch {
             close(listenerFD)
@@ -108,14 +109,14 @@ public final class HTTPServer: Sendable {
     /// Graceful stop: the listeners close at once, idle connections close, requests in flight
     /// finish (bounded by `timeouts.drain`), then the loops end. Returns when they have.
     public func stop() async {
-        let (loops, listenerFD) = state.withLock { state -> ([EventLoop], Int32) in
+        let (loops, listenerFD) = state.withLock { state -> ([HTTPLoop], Int32) in
             guard state.started, !state.stopRequested else { return ([], -1) }
             state.stopRequested = true
             return (state.loops, state.listenerFD)
         }
         let deadline = MonotonicClock.now() + configuration.timeouts.drain.nanoseconds
         for loop in loops {
-            await Task(executorPreference: loop) { loop.beginStop(deadline: deadline) }.value
+            await Task(executorPreference: loop.executor) { loop.beginStop(deadline: deadline) }.value
         }
         // Every loop has unregistered it, so no loop can mistake a reused descriptor number for
         // the listener.

@@ -5,9 +5,9 @@ import Glibc
 /// `EPOLLEXCLUSIVE`, so a new connection wakes one idle loop. (`SO_REUSEPORT` sockets would
 /// balance as well, but would also let a second process of the same user silently share the
 /// port, so an address already in use would not be reported.)
-enum ListeningSocket {
+package enum ListeningSocket {
     /// Binds and listens; returns the descriptor and the port actually bound.
-    static func open(host: String, port: UInt16) throws -> (fd: Int32, port: UInt16) {
+    package static func open(host: String, port: UInt16) throws -> (fd: Int32, port: UInt16) {
         let literal = host == "localhost" ? "127.0.0.1" : host
         var v4 = in_addr()
         var v6 = in6_addr()
@@ -55,7 +55,35 @@ enum ListeningSocket {
         }
     }
 
-    static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws {
+    /// What one `accept` on the listener gave.
+    package enum Accepted {
+        /// A new connection, non-blocking and close-on-exec, from `peer` (`formatAddress`).
+        case connection(fd: Int32, peer: String)
+        /// None waiting (or one the peer gave up on): nothing to do until the next wake-up.
+        case none
+        /// The process is out of descriptors or memory: pause accepting rather than spin.
+        case outOfResources
+        case failed(SocketError)
+    }
+
+    /// Takes one waiting connection from `listenerFD`.
+    package static func accept(_ listenerFD: Int32) -> Accepted {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let fd = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                accept4(listenerFD, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            }
+        }
+        guard fd < 0 else { return .connection(fd: fd, peer: formatAddress(address)) }
+        switch errno {
+        case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED: return .none
+        case EMFILE, ENFILE, ENOBUFS, ENOMEM: return .outOfResources
+        default: return .failed(SocketError("accept4"))
+        }
+    }
+
+    package static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws {
         var value = value
         guard setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
             throw SocketError("setsockopt")
@@ -79,7 +107,7 @@ enum ListeningSocket {
     }
 
     /// The peer's IP address as text; IPv4-mapped IPv6 addresses are shown as IPv4.
-    static func formatAddress(_ storage: sockaddr_storage) -> String {
+    package static func formatAddress(_ storage: sockaddr_storage) -> String {
         var storage = storage
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         let family = storage.ss_family
@@ -108,7 +136,7 @@ enum ListeningSocket {
     }
 
     /// Lets one process hold the 10,000+ descriptors that many keep-alive clients need.
-    static func raiseDescriptorLimit() {
+    package static func raiseDescriptorLimit() {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
         limit.rlim_cur = min(limit.rlim_max, 1 << 20)

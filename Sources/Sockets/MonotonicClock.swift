@@ -1,9 +1,9 @@
 import Glibc
 
 /// Nanoseconds on the monotonic clock: immune to wall-clock steps.
-enum MonotonicClock {
-    @inline(__always)
-    static func now() -> UInt64 {
+package enum MonotonicClock {
+    @inlinable
+    package static func now() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
@@ -11,7 +11,8 @@ enum MonotonicClock {
 }
 
 extension Duration {
-    var nanoseconds: UInt64 {
+    @inlinable
+    package var nanoseconds: UInt64 {
         let (seconds, attoseconds) = components
         return UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
     }
