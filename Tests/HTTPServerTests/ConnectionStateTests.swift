@@ -204,6 +204,26 @@ import Testing
         #expect(harness.sent.count == 31_000)
     }
 
+    @Test func onceABlockedAnswerIsOutTheIdleTimeoutAppliesNotTheWriteProgressOne() {
+        let harness = Harness()
+        harness.answer = { _ in HTTPResponse(body: [UInt8](repeating: 65, count: 100_000)) }
+        harness.socketRoom = 30_000
+        harness.receive("GET /huge HTTP/1.1\r\nHost: t\r\n\r\n", at: Self.start)
+        harness.run(at: Self.start)
+        #expect(harness.take() == ["dispatch /huge", "write blocked"])
+        harness.socketRoom = nil
+        harness.state.writable()
+        harness.run(at: Self.start + Self.second)
+        #expect(harness.take() == ["write"])
+        // The answer was queued at the start: idle from then, 60 s; the write-progress deadline
+        // of the blocked write (10 s) no longer holds.
+        #expect(!harness.tick(at: Self.start + 11 * Self.second))
+        #expect(!harness.tick(at: Self.start + 60 * Self.second - 1))
+        #expect(harness.tick(at: Self.start + 60 * Self.second))
+        harness.run(at: Self.start + 60 * Self.second)
+        #expect(harness.take() == ["close"])
+    }
+
     @Test func noWriteIsTriedWhileTheSocketIsFullUntilItIsWritableAgain() {
         let harness = Harness()
         harness.socketRoom = 0
@@ -285,19 +305,26 @@ import Testing
 
     // MARK: The body budget
 
-    @Test func aBodyPastTheBudgetIsRefusedWith503AndTheShareComesBackAtTheClose() {
-        let budget = BodyBudget(bytes: 10_000)
+    @Test func aBodyPastTheBudgetIsRefusedWith503AndItsShareComesBack() {
+        let budget = BodyBudget(bytes: 100_000)
         let harness = Harness(budget: budget)
-        harness.receive("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 200000\r\n\r\n", at: Self.start)
-        harness.run(at: Self.start)
-        harness.receive(String(repeating: "x", count: 60_000), at: Self.start + 1)
+        harness.receive("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 400000\r\n\r\n", at: Self.start)
+        harness.receive(String(repeating: "x", count: 50_000), at: Self.start + 1)
         harness.run(at: Self.start + 1)
+        // Past the free 20 KiB the body draws on the budget.
+        let drawn = 100_000 - budget.bytesLeft
+        #expect(drawn > 0)
+        #expect(harness.take().isEmpty)
+        harness.receive(String(repeating: "x", count: 150_000), at: Self.start + 2)
+        harness.run(at: Self.start + 2)
         #expect(harness.take() == ["refuse 503", "write", "shutdown"])
         #expect(harness.text.contains("busy"))
+        // Refused, the buffered body is dropped and its share given back before the linger.
+        #expect(budget.bytesLeft == 100_000)
         harness.state.peerClosed()
-        harness.run(at: Self.start + 2)
+        harness.run(at: Self.start + 3)
         #expect(harness.take() == ["close"])
-        #expect(budget.bytesLeft == 10_000)
+        #expect(budget.bytesLeft == 100_000)
     }
 
     @Test func aRequestInFlightKeepsItsBodysShareUntilItIsAnsweredEvenAfterAClose() {

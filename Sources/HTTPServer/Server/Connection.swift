@@ -32,7 +32,13 @@ final class Connection {
 
     func handle(events: UInt32) {
         guard !state.isClosed else { return }
-        if events & EPOLLOUT.rawValue != 0 { state.writable() }
+        if events & EPOLLOUT.rawValue != 0 {
+            // Output first: an answer that says `close` starts the linger once it is out, and
+            // what is read after it is then drained, not parsed.
+            state.writable()
+            drive()
+            guard !state.isClosed else { return }
+        }
         if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
             switch socket.read(into: loop.readBuffer) {
             case .bytes(let count):
@@ -49,9 +55,10 @@ final class Connection {
         drive()
     }
 
-    /// Takes the state's steps until it waits: answers, writes, the linger, the close.
+    /// Takes the state's steps until it waits: answers, writes, the linger, the close. Nothing
+    /// once closed: the descriptor number may already be another connection's.
     private func drive() {
-        guard !driving else { return }
+        guard !driving, !state.isClosed else { return }
         driving = true
         defer { driving = false }
         var immediateAnswers = 0
@@ -120,6 +127,8 @@ final class Connection {
     }
 
     private func respond(_ response: HTTPResponse, context: ResponseContext) {
+        // The date and the stop are read only for an open connection: a handler that outlived
+        // its loop completes on another thread.
         let record = state.responded(
             response, context: context, now: MonotonicClock.now(), date: loop.currentDate(), stopping: loop.isStopping)
         loop.server.responder.responseSent(record)

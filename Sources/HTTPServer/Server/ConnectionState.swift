@@ -117,7 +117,9 @@ struct ConnectionState {
 
     /// The answer to the request of the last `.dispatch` or `.refuse`, queued as output; the
     /// access record to report (complete but for what the responder adds).
-    mutating func responded(_ response: HTTPResponse, context: ResponseContext, now: UInt64, date: @autoclosure () -> String, stopping: Bool) -> AccessRecord {
+    mutating func responded(
+        _ response: HTTPResponse, context: ResponseContext, now: UInt64, date: @autoclosure () -> String, stopping: @autoclosure () -> Bool
+    ) -> AccessRecord {
         inFlight = false
         inFlightBodyCapacity = 0
         // Gives back the body's share. Should input read meanwhile need more than is left, the
@@ -130,7 +132,7 @@ struct ConnectionState {
         guard !isClosed else { return record }
         var encoding = context.encoding
         // A half-closed client hears `close` with its last buffered request's answer.
-        encoding.keepAlive = encoding.keepAlive && !stopping && (!peerClosedInput || parser.hasPartialRequest)
+        encoding.keepAlive = encoding.keepAlive && !stopping() && (!peerClosedInput || parser.hasPartialRequest)
         encoding.date = date()
         record.responseBytes = ResponseEncoder.encode(response, context: encoding, into: &output)
         servedRequests += 1
