@@ -47,6 +47,15 @@ public final class AppSlots: Sendable {
         return AppSlot(owner: self)
     }
 
+    /// Runs `body` holding a slot (the scope's, inside one): for a test that starts applications
+    /// without `TestApp`, several at once.
+    public static func withSlot<T>(_ body: () async throws -> T) async throws -> T {
+        if inScope { return try await body() }
+        let slot = await shared.take()
+        defer { slot.release() }
+        return try await $inScope.withValue(true) { try await body() }
+    }
+
     /// Slots free now, and takers waiting for one (a test of the gate reads them).
     public var free: Int { state.withLock { $0.free } }
     public var waiting: Int { state.withLock { $0.waiting.count } }

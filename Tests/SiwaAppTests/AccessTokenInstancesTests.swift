@@ -74,7 +74,8 @@ struct AccessTokenInstancesTests {
 
     @Test func instancesStartingTogetherShareOneKeyAndFollowEachOthersRotations() async throws {
         let url = try await PostgresCluster.shared().makeDatabase()
-        try await withFixture(AppleIDSimulator(configuration: .testing())) { simulator in
+        // Three applications, one test: one slot (AppSlots).
+        try await AppSlots.withSlot { try await withFixture(AppleIDSimulator(configuration: .testing())) { simulator in
             try simulator.start()
             let start = Int64(Date().timeIntervalSince1970)
             let clock = HeldClock(start)
@@ -127,6 +128,6 @@ struct AccessTokenInstancesTests {
             #expect(refused, "ended on C, refused on A")
 
             for instance in instances { await instance.stop() }
-        }
+        } }
     }
 }

@@ -65,4 +65,16 @@ struct AppSlotsTests {
             }
         }
     }
+
+    /// A test that starts applications itself (several at once, or without TestApp) holds one
+    /// slot for all of them.
+    @Test func withSlotHoldsOneSlotForTheApplicationsItStarts() async throws {
+        try await AppSlots.withSlot {
+            #expect(AppSlots.inScope)
+            try await withFixture(TestApp()) { app in
+                #expect(!app.holdsSlot)
+            }
+        }
+        #expect(!AppSlots.inScope)
+    }
 }

@@ -15,8 +15,11 @@ import Testing
         let simulator: AppleIDSimulator
         let folder = NSTemporaryDirectory() + "siwa-commits-" + UUID().uuidString
         let application: Application
+        /// An application like a TestApp's, so it takes a slot as one does (AppSlots).
+        private let slot: AppSlot?
 
         init() async throws {
+            slot = AppSlots.inScope ? nil : await AppSlots.shared.take()
             simulator = try AppleIDSimulator(configuration: .testing())
             try simulator.start()
             var configuration = Configuration()
@@ -44,6 +47,7 @@ import Testing
             await application.stop()
             await simulator.stop()
             try? FileManager.default.removeItem(atPath: folder)
+            slot?.release()
         }
     }
 
