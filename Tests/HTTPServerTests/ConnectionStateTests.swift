@@ -184,13 +184,20 @@ import Testing
         #expect(harness.text.contains("too slowly"))
     }
 
-    @Test func aClientThatStopsReadingIsCutOffAfterTheWriteProgressTimeout() {
+    /// A connection whose 100,000-byte answer, queued at the start, filled the socket after
+    /// 30,000 bytes.
+    static func blockedOnAHugeAnswer() -> Harness {
         let harness = Harness()
         harness.answer = { _ in HTTPResponse(body: [UInt8](repeating: 65, count: 100_000)) }
         harness.socketRoom = 30_000
         harness.receive("GET /huge HTTP/1.1\r\nHost: t\r\n\r\n", at: Self.start)
         harness.run(at: Self.start)
         #expect(harness.take() == ["dispatch /huge", "write blocked"])
+        return harness
+    }
+
+    @Test func aClientThatStopsReadingIsCutOffAfterTheWriteProgressTimeout() {
+        let harness = Self.blockedOnAHugeAnswer()
         // The deadline runs from the last byte taken.
         harness.state.writable()
         harness.socketRoom = 1_000
@@ -205,12 +212,7 @@ import Testing
     }
 
     @Test func onceABlockedAnswerIsOutTheIdleTimeoutAppliesNotTheWriteProgressOne() {
-        let harness = Harness()
-        harness.answer = { _ in HTTPResponse(body: [UInt8](repeating: 65, count: 100_000)) }
-        harness.socketRoom = 30_000
-        harness.receive("GET /huge HTTP/1.1\r\nHost: t\r\n\r\n", at: Self.start)
-        harness.run(at: Self.start)
-        #expect(harness.take() == ["dispatch /huge", "write blocked"])
+        let harness = Self.blockedOnAHugeAnswer()
         harness.socketRoom = nil
         harness.state.writable()
         harness.run(at: Self.start + Self.second)
