@@ -21,7 +21,10 @@ public final class AppSlots: Sendable {
 
     private struct State {
         var free: Int
-        var waiting: [CheckedContinuation<Void, Never>] = []
+        var waiting: [(ticket: Int, continuation: CheckedContinuation<Void, any Error>)] = []
+        var nextTicket = 0
+        /// Tickets cancelled before their taker queued.
+        var cancelled: Set<Int> = []
     }
 
     private let state: Mutex<State>
@@ -31,18 +34,41 @@ public final class AppSlots: Sendable {
     }
 
     /// A slot, once one is free; it is given back by `release()` or when it is deinitialised
-    /// (an application whose start threw holds nothing).
-    public func take() async -> AppSlot {
-        await withCheckedContinuation { continuation in
-            let granted = state.withLock { state -> Bool in
-                guard state.free > 0 else {
-                    state.waiting.append(continuation)
-                    return false
+    /// (an application whose start threw holds nothing). A test cancelled while it waits (its
+    /// time limit passed) leaves the queue at once with `CancellationError` rather than start
+    /// an application later in a task that is over.
+    public func take() async throws -> AppSlot {
+        let ticket = state.withLock { state in
+            defer { state.nextTicket += 1 }
+            return state.nextTicket
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome = state.withLock { state -> Result<Bool, any Error> in
+                    if state.cancelled.remove(ticket) != nil { return .failure(CancellationError()) }
+                    guard state.free > 0 else {
+                        state.waiting.append((ticket, continuation))
+                        return .success(false)
+                    }
+                    state.free -= 1
+                    return .success(true)
                 }
-                state.free -= 1
-                return true
+                switch outcome {
+                case .success(true): continuation.resume()
+                case .success(false): break
+                case .failure(let error): continuation.resume(throwing: error)
+                }
             }
-            if granted { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                guard let index = state.waiting.firstIndex(where: { $0.ticket == ticket }) else {
+                    // Not queued yet (it will see this), or granted already (nothing to undo).
+                    state.cancelled.insert(ticket)
+                    return nil
+                }
+                return state.waiting.remove(at: index).continuation
+            }
+            waiter?.resume(throwing: CancellationError())
         }
         return AppSlot(owner: self)
     }
@@ -51,7 +77,7 @@ public final class AppSlots: Sendable {
     /// without `TestApp`, several at once.
     public static func withSlot<T>(_ body: () async throws -> T) async throws -> T {
         if inScope { return try await body() }
-        let slot = await shared.take()
+        let slot = try await shared.take()
         defer { slot.release() }
         return try await $inScope.withValue(true) { try await body() }
     }
@@ -62,12 +88,12 @@ public final class AppSlots: Sendable {
 
     fileprivate func giveBack() {
         // A waiting test takes the slot over directly, so a newcomer cannot overtake it.
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
             if state.waiting.isEmpty {
                 state.free += 1
                 return nil
             }
-            return state.waiting.removeFirst()
+            return state.waiting.removeFirst().continuation
         }
         next?.resume()
     }

@@ -40,7 +40,7 @@ public final class TestApp: Sendable {
     ) async throws {
         // Before anything starts: the slot bounds applications alive at once, and a throw below
         // gives it back with the local.
-        slot = AppSlots.inScope ? nil : await AppSlots.shared.take()
+        slot = AppSlots.inScope ? nil : try await AppSlots.shared.take()
         self.engine = engine
         self.transport = transport
         self.clock = clock

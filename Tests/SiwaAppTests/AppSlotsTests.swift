@@ -9,14 +9,14 @@ import TestSupport
 struct AppSlotsTests {
     @Test func aTakerWaitsWhileNoSlotIsFreeAndGetsTheFirstOneGivenBack() async throws {
         let slots = AppSlots(count: 2)
-        let first = await slots.take()
-        let second = await slots.take()
+        let first = try await slots.take()
+        let second = try await slots.take()
         #expect(slots.free == 0)
-        let third = Task { await slots.take() }
+        let third = Task { try await slots.take() }
         // Queued, so not granted.
         #expect(try await eventually { slots.waiting == 1 })
         first.release()
-        let slot = await third.value
+        let slot = try await third.value
         // Handed over, not freed: the count stays at zero while the third holds it.
         #expect(slots.free == 0 && slots.waiting == 0)
         slot.release()
@@ -24,33 +24,56 @@ struct AppSlotsTests {
         #expect(slots.free == 2)
     }
 
+    @Test func aTakerCancelledWhileItWaitsLeavesTheQueueAtOnce() async throws {
+        let slots = AppSlots(count: 1)
+        let holder = try await slots.take()
+        let waiter = Task { try await slots.take() }
+        #expect(try await eventually { slots.waiting == 1 })
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        #expect(slots.waiting == 0)
+        // The slot given back goes to nobody who left: it is free again.
+        holder.release()
+        #expect(slots.free == 1)
+    }
+
+    @Test func aTakerCancelledBeforeItQueuesGetsNoSlot() async throws {
+        let slots = AppSlots(count: 1)
+        let taker = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await slots.take()
+        }
+        await #expect(throws: CancellationError.self) { try await taker.value }
+        #expect(slots.free == 1 && slots.waiting == 0)
+    }
+
     @Test func waitersAreServedInTheOrderTheyCame() async throws {
         let slots = AppSlots(count: 1)
-        let holder = await slots.take()
-        var waiters: [Task<AppSlot, Never>] = []
+        let holder = try await slots.take()
+        var waiters: [Task<AppSlot, any Error>] = []
         for number in 0..<3 {
-            waiters.append(Task { await slots.take() })
+            waiters.append(Task { try await slots.take() })
             #expect(try await eventually { slots.waiting == number + 1 })
         }
         // Each given-back slot goes to the longest waiter while the later ones keep waiting.
         var slot = holder
         for (index, waiter) in waiters.enumerated() {
             slot.release()
-            slot = await waiter.value
+            slot = try await waiter.value
             #expect(slots.waiting == waiters.count - 1 - index)
         }
         slot.release()
         #expect(slots.free == 1)
     }
 
-    @Test func aSlotComesBackOnceWhetherReleasedTwiceOrDropped() async {
+    @Test func aSlotComesBackOnceWhetherReleasedTwiceOrDropped() async throws {
         let slots = AppSlots(count: 2)
-        let slot = await slots.take()
+        let slot = try await slots.take()
         slot.release()
         slot.release()
         #expect(slots.free == 2)
         do {
-            _ = await slots.take()
+            _ = try await slots.take()
         }
         #expect(slots.free == 2)
     }

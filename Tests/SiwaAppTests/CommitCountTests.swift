@@ -19,7 +19,7 @@ import Testing
         private let slot: AppSlot?
 
         init() async throws {
-            slot = AppSlots.inScope ? nil : await AppSlots.shared.take()
+            slot = AppSlots.inScope ? nil : try await AppSlots.shared.take()
             simulator = try AppleIDSimulator(configuration: .testing())
             try simulator.start()
             var configuration = Configuration()
