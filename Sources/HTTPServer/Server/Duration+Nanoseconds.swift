@@ -1,0 +1,7 @@
+/// Timeouts as the monotonic clock counts: whole nanoseconds, never negative.
+extension Duration {
+    var nanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        return UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+}
