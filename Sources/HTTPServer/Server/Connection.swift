@@ -12,9 +12,6 @@ final class Connection {
     private unowned let loop: HTTPLoop
     private var state: ConnectionState
     private var registeredEvents = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
-    /// True while `drive` runs: an answer completed inside it is taken up by its loop, not by
-    /// a second `drive`.
-    private var driving = false
 
     init(socket: ConnectedSocket, remoteAddress: String, countedAs: ClientKey?, loop: HTTPLoop, now: UInt64) {
         self.socket = socket
@@ -25,21 +22,21 @@ final class Connection {
             remoteAddress: remoteAddress, timeouts: configuration.timeouts, limits: configuration.limits, budget: loop.server.bodyBudget, now: now)
     }
 
-    var isClosed: Bool { state.isClosed }
-    var remoteAddress: String { state.remoteAddress }
-
     // MARK: Events
 
     func handle(events: UInt32) {
         guard !state.isClosed else { return }
+        let readable = events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
         if events & EPOLLOUT.rawValue != 0 {
-            // Output first: an answer that says `close` starts the linger once it is out, and
-            // what is read after it is then drained, not parsed.
             state.writable()
-            drive()
-            guard !state.isClosed else { return }
+            // Output first when input came too: an answer that says `close` starts the linger
+            // once it is out, and what is read after it is then drained, not parsed.
+            if readable {
+                drive()
+                guard !state.isClosed else { return }
+            }
         }
-        if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+        if readable {
             switch socket.read(into: loop.readBuffer) {
             case .bytes(let count):
                 state.received(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]), now: MonotonicClock.now())
@@ -56,11 +53,11 @@ final class Connection {
     }
 
     /// Takes the state's steps until it waits: answers, writes, the linger, the close. Nothing
-    /// once closed: the descriptor number may already be another connection's.
+    /// once closed: the descriptor number may already be another connection's. Never entered
+    /// twice: an immediate answer is reported within it, and a task's answer (`complete`) runs
+    /// later, from the loop's queue of jobs.
     private func drive() {
-        guard !driving, !state.isClosed else { return }
-        driving = true
-        defer { driving = false }
+        guard !state.isClosed else { return }
         var immediateAnswers = 0
         while true {
             switch state.next(now: MonotonicClock.now()) {

@@ -46,7 +46,7 @@ struct ConnectionState {
     private(set) var inFlight = false
     private var closeWhenFlushed = false
     private var lingering = false
-    private(set) var peerClosedInput = false
+    private var peerClosedInput = false
     private var sentContinue = false
     /// Set by `writeBlocked`, cleared by `writable`: no `.write` step while the socket is full.
     private var writeBlocked = false
@@ -60,7 +60,7 @@ struct ConnectionState {
     private var lastWriteProgress: UInt64 = 0
     private var lastResponseAt: UInt64 = 0
     private var servedRequests = 0
-    private(set) var deadline: UInt64 = .max
+    private var deadline: UInt64 = .max
     private var deadlineAction = DeadlineAction.plainClose
     /// When the current request's head completed with a body still to come; nil otherwise.
     private var bodyStartedAt: UInt64?
