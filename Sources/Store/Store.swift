@@ -94,6 +94,10 @@ public final class Store: Sendable {
     /// Whether the database answers a trivial query (for `/readyz`).
     public func ping() async -> Bool { await engine.ping() }
 
+    /// On PostgreSQL, how often the session cache stopped serving from memory for its
+    /// listener's sake; nil on SQLite, whose cache needs no listener.
+    public var sessionCacheOutages: SessionCacheOutages? { (engine.sessionCaching as? NotifiedSessionCache)?.outages }
+
     /// Gives the disk space of deleted rows back, a bounded amount per call.
     @discardableResult
     public func reclaimFreePages() async throws -> Int { try await engine.reclaimSpace() }

@@ -253,6 +253,13 @@ struct PostgresInstancesTests {
                 #expect(try await Self.me(b, session) == 200)
                 #expect(try await token(session) == 200)
 
+                func outages(_ cause: String) async throws -> Int? {
+                    let metrics = try await HTTPGet.run(port: b.application.port, path: "/metrics").body
+                    let prefix = "siwa_session_cache_outages_total{cause=\"\(cause)\"} "
+                    return metrics.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) }
+                }
+                let disconnectedBefore = try #require(try await outages("disconnected"), "PostgreSQL shows the cache's outages")
+
                 #expect(kill(stalled, SIGSTOP) == 0)
                 // Always let it go on, whatever happens here.
                 defer { kill(stalled, SIGCONT) }
@@ -275,6 +282,8 @@ struct PostgresInstancesTests {
                 #expect(state == "T", "B's old listener is still stopped")
                 #expect(try await Self.me(b, live) == 200, "a live session still works on B")
                 #expect(try await token(live) == 200)
+                // The listener gave the silent connection up: the outage is counted.
+                #expect(try await until { try await outages("disconnected") ?? 0 > disconnectedBefore })
 
             }
         }

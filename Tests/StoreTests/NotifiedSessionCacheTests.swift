@@ -76,11 +76,14 @@ import Testing
         #expect(cache.count == 0)
         cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)
         #expect(cache.lookup([2])?.session.id == "s2", "confirmed again: serving goes on")
+        #expect(cache.outages == SessionCacheOutages(disconnected: 0, unconfirmed: 1), "the late confirmation is counted")
 
         // Overdue again; the listener gives the connection up and reconnects.
         clock.advance(by: .milliseconds(1_001))
         #expect(cache.lookup([2]) == nil)
         cache.listenerLost()
+        cache.listenerLost()
+        #expect(cache.outages == SessionCacheOutages(disconnected: 1, unconfirmed: 1), "a failed reconnection is the same outage")
         cache.listenerConnected()
         #expect(cache.count == 0)
         cache.store([2], session: session("s2", of: user), user: user, readAt: cache.generation)
@@ -91,6 +94,7 @@ import Testing
             cache.listenerConfirmed()
         }
         #expect(cache.lookup([2]) != nil)
+        #expect(cache.outages == SessionCacheOutages(disconnected: 1, unconfirmed: 1))
     }
 
     @Test func notificationsDropTheSessionOrEverySessionOfTheUser() async throws {

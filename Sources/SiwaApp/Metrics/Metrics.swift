@@ -1,5 +1,6 @@
 import Accounts
 import HTTPServer
+import Store
 import Synchronization
 
 /// Every metric the server exposes at `/metrics`. Names are docs/guides/operating.md's; values never include a
@@ -21,6 +22,8 @@ public final class Metrics: Sendable {
     private let activeSessions = Mutex<(@Sendable () async -> Int?)?>(nil)
     /// The access log's sink, whose dropped lines `siwa_log_lines_dropped_total` counts.
     private let logSink = Mutex<LogSink?>(nil)
+    /// The PostgreSQL session cache's outages; nil on SQLite, where the metric is not shown.
+    private let sessionCacheOutages = Mutex<(@Sendable () -> SessionCacheOutages?)?>(nil)
 
     public init() {}
 
@@ -32,6 +35,10 @@ public final class Metrics: Sendable {
         logSink.withLock { $0 = sink }
     }
 
+    func countSessionCacheOutages(with counter: @escaping @Sendable () -> SessionCacheOutages?) {
+        sessionCacheOutages.withLock { $0 = counter }
+    }
+
     public func render() async -> String {
         var output = ""
         http.render(into: &output)
@@ -39,6 +46,14 @@ public final class Metrics: Sendable {
         PrometheusText.header(
             "siwa_log_lines_dropped_total", type: "counter", help: "Log lines dropped because the output could not keep up.", into: &output)
         output += "siwa_log_lines_dropped_total \(logSink.withLock { $0 }?.droppedLines ?? 0)\n"
+        if let outages = sessionCacheOutages.withLock({ $0 })?() {
+            PrometheusText.header(
+                "siwa_session_cache_outages_total", type: "counter",
+                help: "Times the PostgreSQL session cache stopped serving from memory because its listener broke or answered late.",
+                into: &output)
+            output += "siwa_session_cache_outages_total{cause=\"disconnected\"} \(outages.disconnected)\n"
+            output += "siwa_session_cache_outages_total{cause=\"unconfirmed\"} \(outages.unconfirmed)\n"
+        }
         if let counter = activeSessions.withLock({ $0 }), let count = await counter() {
             PrometheusText.header("siwa_sessions_active", type: "gauge", help: "Sessions that have neither expired nor gone idle.", into: &output)
             output += "siwa_sessions_active \(count)\n"

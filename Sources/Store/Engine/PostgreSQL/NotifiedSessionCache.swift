@@ -78,6 +78,7 @@ final class NotifiedSessionCache: Sendable {
         /// Counts `clear`s: one between a marker's making and its COMMIT's return may have
         /// forgotten it as heard, or come with notifications missed (see `committed(with:)`).
         var clears: UInt64 = 0
+        var outages = SessionCacheOutages()
 
         mutating func remove(_ tokenHash: TokenHash) {
             guard let entry = entries.removeValue(forKey: tokenHash) else { return }
@@ -199,6 +200,9 @@ final class NotifiedSessionCache: Sendable {
     /// Whether entries may be served: the listener is connected and listening.
     var isListening: Bool { state.withLock { $0.listening } }
 
+    /// How often serving from memory stopped for the listener's sake (`/metrics`).
+    var outages: SessionCacheOutages { state.withLock { $0.outages } }
+
     func listenerConnected() {
         state.withLock { state in
             state.clear(listening: true)
@@ -211,14 +215,32 @@ final class NotifiedSessionCache: Sendable {
     func listenerConfirmed() {
         state.withLock { state in
             let now = now()
-            if now - state.confirmedAt > Self.confirmationLimit { state.clear(listening: state.listening) }
+            if now - state.confirmedAt > Self.confirmationLimit {
+                state.clear(listening: state.listening)
+                state.outages.unconfirmed += 1
+            }
             state.confirmedAt = now
         }
     }
 
-    func listenerLost() { state.withLock { $0.clear(listening: false) } }
+    func listenerLost() {
+        state.withLock { state in
+            // Each failed reconnection reports a loss too; one outage is counted.
+            if state.listening { state.outages.disconnected += 1 }
+            state.clear(listening: false)
+        }
+    }
 
     var count: Int { state.withLock { $0.entries.count } }
+}
+
+/// Times a PostgreSQL session cache stopped serving from memory because its listener could not
+/// vouch for it; each one sends every cached read to the database until the cache refills.
+public struct SessionCacheOutages: Sendable, Equatable {
+    /// The listener's connection broke, or did not answer its round trip in time.
+    public var disconnected = 0
+    /// A round trip was answered, but later than `confirmationLimit` after the one before.
+    public var unconfirmed = 0
 }
 
 extension NotifiedSessionCache: SessionCaching {
