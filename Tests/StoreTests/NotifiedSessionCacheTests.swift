@@ -32,6 +32,9 @@ import Testing
     @Test func nothingIsServedUntilTheListenerListens() async throws {
         let user = try await Self.makeUser()
         let cache = makeCache()
+        // A listener that cannot connect at start stopped nothing: no outage is counted.
+        cache.listenerLost()
+        #expect(cache.outages == SessionCacheOutages())
         cache.store([1], session: session("s1", of: user), user: user, readAt: cache.generation)
         #expect(cache.lookup([1]) == nil)
         cache.listenerConnected()

@@ -239,7 +239,8 @@ final class NotifiedSessionCache: Sendable {
 public struct SessionCacheOutages: Sendable, Equatable {
     /// The listener's connection broke, or did not answer its round trip in time.
     public var disconnected = 0
-    /// A round trip was answered, but later than `confirmationLimit` after the one before.
+    /// A round trip was answered, but later than `confirmationLimit` after the one before (or
+    /// after the connection was made).
     public var unconfirmed = 0
 }
 
