@@ -94,9 +94,13 @@ public final class Store: Sendable {
     /// Whether the database answers a trivial query (for `/readyz`).
     public func ping() async -> Bool { await engine.ping() }
 
-    /// On PostgreSQL, how often the session cache stopped serving from memory for its
-    /// listener's sake; nil on SQLite, whose cache needs no listener.
-    public var sessionCacheOutages: SessionCacheOutages? { (engine.sessionCaching as? NotifiedSessionCache)?.outages }
+    /// On PostgreSQL, whether the session cache's listener is listening now (sessions may be
+    /// served from memory) and how often the cache stopped serving for its listener's sake; nil
+    /// on SQLite, whose cache needs no listener.
+    public var sessionCacheListener: (listening: Bool, outages: SessionCacheOutages)? {
+        guard let cache = engine.sessionCaching as? NotifiedSessionCache else { return nil }
+        return (cache.isListening, cache.outages)
+    }
 
     /// Gives the disk space of deleted rows back, a bounded amount per call.
     @discardableResult

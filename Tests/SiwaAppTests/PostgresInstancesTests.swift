@@ -298,6 +298,9 @@ struct PostgresInstancesTests {
                 let session = try await Self.signIn(harness, simulator: harness.simulator, sub: "000801.00000000000000000000000000000801.0801")
                 #expect(try await Self.me(harness, session) == 200)
 
+                func metric(_ line: String) async throws -> Bool { try await harness.get("/metrics").body.contains("\n\(line)\n") }
+                #expect(try await metric("siwa_session_cache_listening 1"))
+
                 try await cluster.pause()
                 let down = try await harness.get("/api/me", headers: ["Authorization": "Bearer \(session)"])
                 #expect(down.status == 503)
@@ -306,9 +309,14 @@ struct PostgresInstancesTests {
                 #expect(ready.status == 503)
                 #expect(ready.body.contains("database"))
                 #expect(try await harness.get("/healthz").status == 200)
+                #expect(try await eventually { try await metric("siwa_session_cache_listening 0") }, "the listener lost its connection")
+                let disconnections = try await harness.get("/metrics").body.split(separator: "\n")
+                    .first { $0.hasPrefix(#"siwa_session_cache_outages_total{cause="disconnected"} "#) }?.split(separator: " ").last.flatMap { Int($0) }
+                #expect((disconnections ?? 0) >= 1, "and the outage is counted")
 
                 try await cluster.resume()
                 #expect(try await eventually { try await Self.me(harness, session) == 200 }, "the pool reconnected by itself")
+                #expect(try await eventually { try await metric("siwa_session_cache_listening 1") }, "and the listener listens again")
             }
         } catch {
             try? await cluster.stop()

@@ -22,8 +22,8 @@ public final class Metrics: Sendable {
     private let activeSessions = Mutex<(@Sendable () async -> Int?)?>(nil)
     /// The access log's sink, whose dropped lines `siwa_log_lines_dropped_total` counts.
     private let logSink = Mutex<LogSink?>(nil)
-    /// The PostgreSQL session cache's outages; nil on SQLite, where the metric is not shown.
-    private let sessionCacheOutages = Mutex<(@Sendable () -> SessionCacheOutages?)?>(nil)
+    /// The PostgreSQL session cache's listener; nil on SQLite, where its metrics are not shown.
+    private let sessionCacheListener = Mutex<(@Sendable () -> (listening: Bool, outages: SessionCacheOutages)?)?>(nil)
 
     public init() {}
 
@@ -35,8 +35,8 @@ public final class Metrics: Sendable {
         logSink.withLock { $0 = sink }
     }
 
-    func countSessionCacheOutages(with counter: @escaping @Sendable () -> SessionCacheOutages?) {
-        sessionCacheOutages.withLock { $0 = counter }
+    func watchSessionCacheListener(with state: @escaping @Sendable () -> (listening: Bool, outages: SessionCacheOutages)?) {
+        sessionCacheListener.withLock { $0 = state }
     }
 
     public func render() async -> String {
@@ -46,7 +46,11 @@ public final class Metrics: Sendable {
         PrometheusText.header(
             "siwa_log_lines_dropped_total", type: "counter", help: "Log lines dropped because the output could not keep up.", into: &output)
         output += "siwa_log_lines_dropped_total \(logSink.withLock { $0 }?.droppedLines ?? 0)\n"
-        if let outages = sessionCacheOutages.withLock({ $0 })?() {
+        if let (listening, outages) = sessionCacheListener.withLock({ $0 })?() {
+            PrometheusText.header(
+                "siwa_session_cache_listening", type: "gauge",
+                help: "1 while the PostgreSQL session cache's listener listens (sessions may be served from memory), else 0.", into: &output)
+            output += "siwa_session_cache_listening \(listening ? 1 : 0)\n"
             PrometheusText.header(
                 "siwa_session_cache_outages_total", type: "counter",
                 help: "Times the PostgreSQL session cache stopped serving from memory because its listener broke or answered late.",

@@ -99,7 +99,7 @@ public final class Application: Sendable {
             sessions: sessions, batcher: lastSeen, idleTTL: idleTTL, publicOrigin: configuration.publicOrigin,
             crossOrigins: Set(configuration.corsOrigins), clock: clocks.wall, trustedProxies: trustedProxies)
         metrics.countActiveSessions { try? await sessions.countLive(now: clocks.wall(), idleTTL: idleTTL) }
-        metrics.countSessionCacheOutages { store.sessionCacheOutages }
+        metrics.watchSessionCacheListener { store.sessionCacheListener }
         housekeeping = Housekeeping(
             store: store, idleTTL: idleTTL, logger: logger, clock: clocks.wall,
             auditRetention: Int64(configuration.auditRetention.components.seconds))
