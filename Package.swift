@@ -119,7 +119,7 @@ let package = Package(
         ),
 
         // Measurement tool for Scripts/bench; not shipped.
-        .executableTarget(name: "siwa-bench", dependencies: ["JOSE", "JSON", "OpenSSLCrypto", "AppleSimulator", "HTTPServer", "Passwords", "SystemThread", "WireFormat"], swiftSettings: strict),
+        .executableTarget(name: "siwa-bench", dependencies: ["COpenSSL", "JOSE", "JSON", "OpenSSLCrypto", "AppleSimulator", "HTTPServer", "Passwords", "SystemThread", "WireFormat"], swiftSettings: strict),
 
         // Shared by the test targets: child processes without Foundation's Process, a pool of
         // RSA keys so simulators do not each spend CPU generating their own, a throwaway

@@ -1,6 +1,7 @@
 // Identity-token verification on one thread: the whole of `TokenVerifier.verify` (split,
 // base64url, JSON, header rules, RSA, claim rules) against the bare RS256 signature check on
-// the same token, so the cost of everything but RSA shows as a percentage.
+// the same token, so the cost of everything but RSA shows as a percentage, and against the loop
+// `openssl speed` times (OpenSSLSpeedLoop), all three taking turns.
 import Glibc
 import JOSE
 import JSON
@@ -28,24 +29,21 @@ func rate(for duration: Double, _ body: () -> Bool) -> Double {
     return Double(count) / elapsed
 }
 
-/// Runs `first` and `second` in alternating batches for about `duration` seconds each, so
-/// that both meet the same machine (other processes come and go on a shared one); returns
-/// each one's operations per second.
-func rates(for duration: Double, _ first: () -> Bool, _ second: () -> Bool) -> (first: Double, second: Double) {
+/// Runs `bodies` in turn, a batch of 200 each, until each has had about `duration` seconds, so
+/// that all meet the same machine (other processes come and go on a shared one); returns each
+/// one's operations per second.
+func rates(for duration: Double, _ bodies: [() -> Bool]) -> [Double] {
     var count = 0
-    var elapsed = (first: 0.0, second: 0.0)
-    while elapsed.first < duration || elapsed.second < duration {
-        var start = seconds()
-        for _ in 0..<200 { precondition(first(), "verification failed during the benchmark") }
-        var end = seconds()
-        elapsed.first += end - start
-        start = end
-        for _ in 0..<200 { precondition(second(), "verification failed during the benchmark") }
-        end = seconds()
-        elapsed.second += end - start
+    var elapsed = [Double](repeating: 0, count: bodies.count)
+    while elapsed.contains(where: { $0 < duration }) {
+        for (index, body) in bodies.enumerated() {
+            let start = seconds()
+            for _ in 0..<200 { precondition(body(), "verification failed during the benchmark") }
+            elapsed[index] += seconds() - start
+        }
         count += 200
     }
-    return (Double(count) / elapsed.first, Double(count) / elapsed.second)
+    return elapsed.map { Double(count) / $0 }
 }
 
 /// Prints `name value` lines for Scripts/bench.
@@ -73,15 +71,20 @@ func runVerificationBench(duration: Double) throws {
     _ = publicKey.verifyRS256(signature: signature, message: signingInput)
     _ = try TokenVerifier.verify(token, keys: { _ in publicKey }, policy: policy, now: now)
 
-    let (bare, full) = rates(for: duration) {
-        publicKey.verifyRS256(signature: signature, message: signingInput)
-    } _: {
-        (try? TokenVerifier.verify(token, keys: { $0 == "W6WcOKB" ? publicKey : nil }, policy: policy, now: now)) != nil
-    }
+    let speedLoop = try OpenSSLSpeedLoop()
+    _ = speedLoop.verify()
+
+    let measured = rates(for: duration, [
+        { publicKey.verifyRS256(signature: signature, message: signingInput) },
+        { (try? TokenVerifier.verify(token, keys: { $0 == "W6WcOKB" ? publicKey : nil }, policy: policy, now: now)) != nil },
+        { speedLoop.verify() },
+    ])
+    let (bare, full, openssl) = (measured[0], measured[1], measured[2])
     let overhead = (bare / full - 1) * 100
     print("token_bytes \(token.utf8.count)")
     print("bare_rs256_verify_per_second \(Int(bare))")
     print("full_token_verify_per_second \(Int(full))")
+    print("openssl_speed_loop_per_second \(Int(openssl))")
     print("overhead_percent \(Double(Int(overhead * 10)) / 10)")
 
     // Where the rest goes: the parts of verification that are not RSA.
