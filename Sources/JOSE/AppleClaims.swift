@@ -38,7 +38,7 @@ public struct AppleClaims: Sendable {
         var nonce: String?, nonceSupported = false, codeHash: String?, email: String?, emailVerified = false
         var isPrivateEmail = false, realUserStatus = RealUserStatus.unsupported, authTime: Int64?
         var transferSubject: String?, tokenID: String?, events: JSONValue?
-        for (key, value) in payload.members {
+        for (key, value) in payload {
             switch Claim(key) {
             case .iss?: issuer = value.string
             case .aud?:

@@ -118,7 +118,7 @@ private struct Reader {
         try enter()
         defer { depth -= 1 }
         position += 1
-        var members: [(key: String, value: JSONValue)] = []
+        var members: [JSONObject.Member] = []
         members.reserveCapacity(16)
         // Small objects (every object Apple or a client sends) are checked for duplicates by a
         // scan; past `scanLimit` members the keys go into a set, so a hostile body of many short
@@ -131,7 +131,7 @@ private struct Reader {
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
-            return JSONObject(members)
+            return JSONObject(storage: members)
         }
         while true {
             skipWhitespace()
@@ -160,7 +160,7 @@ private struct Reader {
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             position += 1
             skipWhitespace()
-            members.append((key, try value()))
+            members.append(JSONObject.Member(key: key, value: try value()))
             skipWhitespace()
             guard position < bytes.count else { throw fail("unexpected end") }
             if bytes[position] == UInt8(ascii: ",") {
@@ -169,7 +169,7 @@ private struct Reader {
             }
             guard bytes[position] == UInt8(ascii: "}") else { throw fail("expected ',' or '}'") }
             position += 1
-            return JSONObject(members)
+            return JSONObject(storage: members)
         }
     }
 

@@ -43,32 +43,53 @@ public enum JSONValue: Sendable, Equatable {
 /// An object with its members in document order. Lookups scan: JSON objects here have tens of
 /// members, where a scan beats hashing.
 public struct JSONObject: Sendable, Equatable, Sequence {
-    public private(set) var members: [(key: String, value: JSONValue)]
+    /// A member. Stored as a struct, not a `(key:value:)` tuple: an array of tuples is built and
+    /// torn down through the runtime's generic tuple metadata and witnesses, which showed in the
+    /// profile of every token verified.
+    public struct Member: Sendable, Equatable {
+        public var key: String
+        public var value: JSONValue
+    }
+
+    private(set) var storage: [Member]
 
     public init(_ members: [(key: String, value: JSONValue)] = []) {
-        self.members = members
+        storage = members.map { Member(key: $0.key, value: $0.value) }
     }
+
+    init(storage: [Member]) {
+        self.storage = storage
+    }
+
+    /// The members as pairs, in document order (a copy).
+    public var members: [(key: String, value: JSONValue)] { storage.map { ($0.key, $0.value) } }
 
     public subscript(key: String) -> JSONValue? {
         get {
-            for member in members where member.key == key { return member.value }
+            for member in storage where member.key == key { return member.value }
             return nil
         }
         set {
-            if let index = members.firstIndex(where: { $0.key == key }) {
-                if let newValue { members[index].value = newValue } else { members.remove(at: index) }
+            if let index = storage.firstIndex(where: { $0.key == key }) {
+                if let newValue { storage[index].value = newValue } else { storage.remove(at: index) }
             } else if let newValue {
-                members.append((key, newValue))
+                storage.append(Member(key: key, value: newValue))
             }
         }
     }
 
-    public var keys: [String] { members.map(\.key) }
-    public var isEmpty: Bool { members.isEmpty }
+    public var keys: [String] { storage.map(\.key) }
+    public var isEmpty: Bool { storage.isEmpty }
 
-    public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> { members.makeIterator() }
+    public struct Iterator: IteratorProtocol {
+        var base: IndexingIterator<[Member]>
 
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.members.count == rhs.members.count && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+        public mutating func next() -> (key: String, value: JSONValue)? {
+            base.next().map { ($0.key, $0.value) }
+        }
     }
+
+    public func makeIterator() -> Iterator { Iterator(base: storage.makeIterator()) }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool { lhs.storage == rhs.storage }
 }
