@@ -18,25 +18,29 @@ final class OpenSSLSpeedLoop {
         defer { EVP_PKEY_CTX_free(keygen) }
         guard let keygen, EVP_PKEY_keygen_init(keygen) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(keygen, 2048) == 1,
               EVP_PKEY_keygen(keygen, &generated) == 1, let key = generated
-        else { throw BenchFailure("RSA key generation failed") }
-        self.key = key
-        message = (0..<36).map { _ in UInt8.random(in: 0...255) }
+        else { throw AppleFixture.Failure("RSA key generation failed") }
+        var prepared: OpaquePointer?
+        // The key is this object's once the context is made; until then a failure frees it here.
+        defer { if prepared == nil { EVP_PKEY_free(key) } }
+        let message = (0..<36).map { _ in UInt8.random(in: 0...255) }
         let signer = EVP_PKEY_CTX_new(key, nil)
         defer { EVP_PKEY_CTX_free(signer) }
         var length = 0
         guard let signer, EVP_PKEY_sign_init(signer) == 1, EVP_PKEY_sign(signer, nil, &length, message, message.count) == 1 else {
-            EVP_PKEY_free(key)
-            throw BenchFailure("RSA signing failed")
+            throw AppleFixture.Failure("RSA signing failed")
         }
         var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_sign(signer, &signature, &length, message, message.count) == 1,
-              let context = EVP_PKEY_CTX_new(key, nil), EVP_PKEY_verify_init(context) == 1
-        else {
-            EVP_PKEY_free(key)
-            throw BenchFailure("RSA signing failed")
+        guard EVP_PKEY_sign(signer, &signature, &length, message, message.count) == 1 else { throw AppleFixture.Failure("RSA signing failed") }
+        guard let context = EVP_PKEY_CTX_new(key, nil) else { throw AppleFixture.Failure("preparing the verify context failed") }
+        guard EVP_PKEY_verify_init(context) == 1 else {
+            EVP_PKEY_CTX_free(context)
+            throw AppleFixture.Failure("preparing the verify context failed")
         }
-        self.signature = Array(signature.prefix(length))
+        prepared = context
+        self.key = key
         self.context = context
+        self.message = message
+        self.signature = Array(signature.prefix(length))
     }
 
     deinit {
@@ -47,9 +51,4 @@ final class OpenSSLSpeedLoop {
     func verify() -> Bool {
         EVP_PKEY_verify(context, signature, signature.count, message, message.count) == 1
     }
-}
-
-struct BenchFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
