@@ -65,7 +65,10 @@ public enum TokenVerifier {
     public static func verify(
         _ token: String, keys: (String) -> RSAPublicKey?, policy: Policy, now: Int64
     ) throws(TokenFailure) -> Verified {
-        try CompactJWS.withParts(of: token) { header, payload, signature, signingInput throws(TokenFailure) -> Verified in
+        // The policy stays out of the closure, which would otherwise take a copy of it (its
+        // set and strings retained and released) for every token.
+        let (header, payload, kid) = try CompactJWS.withParts(of: token) {
+            header, payload, signature, signingInput throws(TokenFailure) -> (JSONObject, JSONObject, String) in
             // `crit` names extensions a verifier must understand; this one understands none.
             if header["crit"] != nil { throw .malformed }
             // Only RS256: `none`, HS256 keyed with the public key and every other algorithm are
@@ -73,8 +76,9 @@ public enum TokenVerifier {
             guard header["alg"]?.string == "RS256" else { throw .unsupportedAlgorithm }
             guard let kid = header["kid"]?.string, !kid.isEmpty, let key = keys(kid) else { throw .unknownKey }
             guard key.verifyRS256(signature: signature, message: signingInput) else { throw .badSignature }
-            return try checkClaims(header: header, payload: payload, keyID: kid, policy: policy, now: now)
+            return (header, payload, kid)
         }
+        return try checkClaims(header: header, payload: payload, keyID: kid, policy: policy, now: now)
     }
 
     /// The claim rules, once the signature is good.
@@ -115,7 +119,7 @@ public enum TokenVerifier {
             }
         }
         if policy.kind == .identityToken, let codeHash = claims.codeHash, let code = policy.authorizationCode {
-            guard codeHash == Self.codeHash(code) else { throw .codeMismatch }
+            guard codeHashMatches(codeHash, code: code) else { throw .codeMismatch }
         }
         if policy.kind == .notification {
             guard let jti = claims.tokenID, !jti.isEmpty, claims.events != nil else { throw .malformed }
@@ -141,8 +145,22 @@ public enum TokenVerifier {
         }
     }
 
+    /// Whether `claimed` is `codeHash(code)`. Strict base64url gives every byte string one
+    /// spelling, so decoding the claim and comparing bytes is the same test as encoding the
+    /// digest and comparing text, without making a string for every token verified.
+    static func codeHashMatches(_ claimed: String, code: String) -> Bool {
+        var claimed = claimed, code = code
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SHA256.byteCount + 16) { scratch in
+            let digest = UnsafeMutableBufferPointer(rebasing: scratch[..<SHA256.byteCount])
+            let decoded = UnsafeMutableBufferPointer(rebasing: scratch[SHA256.byteCount...])
+            guard claimed.utf8.count == 22, claimed.withUTF8({ Base64.url.decode($0, into: decoded) }) == 16 else { return false }
+            code.withUTF8 { SHA256.hash(UnsafeRawBufferPointer($0), into: UnsafeMutableRawBufferPointer(digest)) }
+            return digest.prefix(16).elementsEqual(decoded)
+        }
+    }
+
     /// Compares without an early exit, so timing does not reveal how much of a guess matched.
     static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        ConstantTime.equals(a.utf8, b.utf8)
+        ConstantTime.equals(a, b)
     }
 }

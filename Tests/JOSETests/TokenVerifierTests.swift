@@ -250,6 +250,20 @@ struct TokenFactory {
         #expect(TokenVerifier.codeHash("é") == "SplVfkAzw1Od4utlRyAXyg")
     }
 
+    /// The check decodes the claim instead of encoding the digest, so only the one strict
+    /// spelling of the code's hash matches: not one with stray low bits that a lenient decoder
+    /// reads as the same bytes, a padded one, the standard alphabet, or a prefix.
+    @Test func cHashMatchesOnlyItsOneSpelling() {
+        #expect(TokenVerifier.codeHashMatches("7DGrz5DFcFFtWOE5NDHy8Q", code: "the-code"))
+        #expect(TokenVerifier.codeHashMatches("47DEQpj8HBSa-_TImW-5JA", code: ""))
+        #expect(!TokenVerifier.codeHashMatches("7DGrz5DFcFFtWOE5NDHy8R", code: "the-code"))
+        #expect(!TokenVerifier.codeHashMatches("7DGrz5DFcFFtWOE5NDHy8Q==", code: "the-code"))
+        #expect(!TokenVerifier.codeHashMatches("47DEQpj8HBSa+/TImW+5JA", code: ""))
+        #expect(!TokenVerifier.codeHashMatches("7DGrz5DFcFFtWOE5NDHy8", code: "the-code"))
+        #expect(!TokenVerifier.codeHashMatches("", code: "the-code"))
+        #expect(!TokenVerifier.codeHashMatches("7DGrz5DFcFFtWOE5NDHy8Q", code: "the-codf"))
+    }
+
     /// What `CompactJWS` hands out is the token's own parts, whatever path decoded them.
     @Test func theCompactFormKeepsTheSignedBytesAndTheSignature() throws {
         let token = factory.token()

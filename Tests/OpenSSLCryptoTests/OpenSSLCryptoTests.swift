@@ -258,6 +258,19 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
         // Any collection of bytes: a String's UTF-8 view, an ArraySlice.
         #expect(ConstantTime.equals("café".utf8, Array("café".utf8)[...]))
     }
+
+    /// Strings compare by their UTF-8 bytes, as the generic form does on their views: not by
+    /// Swift's canonical equivalence, under which a precomposed é equals e and a combining accent.
+    @Test func stringsCompareByTheirBytes() {
+        #expect(ConstantTime.equals("raw-nonce", "raw-nonce"))
+        #expect(ConstantTime.equals("", ""))
+        #expect(!ConstantTime.equals("raw-nonce", "raw-nonc3"))
+        #expect(!ConstantTime.equals("raw-nonce", "raw-nonce "))
+        #expect(!ConstantTime.equals("", "x"))
+        #expect(ConstantTime.equals("a long string that is stored out of line", "a long string that is stored out of line"))
+        let precomposed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(precomposed == decomposed && !ConstantTime.equals(precomposed, decomposed))
+    }
 }
 
 @Suite struct ScryptTests {
