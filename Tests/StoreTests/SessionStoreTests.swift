@@ -1,6 +1,7 @@
 import Foundation
 import OpenSSLCrypto
 @testable import Store
+import Synchronization
 import Testing
 
 @Suite struct SessionStoreTests {
@@ -183,6 +184,30 @@ func encodeBase64URL(_ bytes: [UInt8]) -> String {
             #expect(!live.isFirstUse(at: 1_001))
             #expect(live.isFirstUse(at: 1_002))
             #expect(!live.isFirstUse(at: 1_002))
+        }
+    }
+
+    /// `/api/me`'s body is written once per object and then shared by every request that finds
+    /// it; the user never changes in one, since a change makes the cache hand out a new object.
+    @Test func theUsersJSONIsWrittenOncePerObject() async throws {
+        try await withStore(.sqlite) { store in
+            let userID = try await makeUser(store)
+            let session = try await store.sessions.create(userID: userID, deviceName: nil, now: 1_000, ttl: 3_600)
+            let writes = Atomic(0)
+            let write: (UserRecord) -> [UInt8] = { user in
+                writes.add(1, ordering: .relaxed)
+                return Array("\(user.id) \(user.locale)".utf8)
+            }
+            let live = try #require(try await store.sessions.live(token: session.token[...], now: 1_001, idleTTL: 600))
+            #expect(live.userJSON(write) == Array("\(userID) en".utf8))
+            let again = try #require(try await store.sessions.live(token: session.token[...], now: 1_001, idleTTL: 600))
+            #expect(again.userJSON(write) == Array("\(userID) en".utf8))
+            #expect(writes.load(ordering: .relaxed) == 1)
+
+            _ = try await store.setLocale(userID: userID, locale: "ko", now: 1_002)
+            let changed = try #require(try await store.sessions.live(token: session.token[...], now: 1_002, idleTTL: 600))
+            #expect(changed !== live && changed.userJSON(write) == Array("\(userID) ko".utf8))
+            #expect(writes.load(ordering: .relaxed) == 2)
         }
     }
 }

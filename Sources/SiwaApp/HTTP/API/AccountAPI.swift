@@ -29,7 +29,7 @@ struct AccountAPI: Sendable {
     }
 
     static func me(_: HTTPRequest, _ found: SessionAuthenticator.Authenticated) -> HTTPResponse {
-        HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: UserJSON.bytes(found.user))
+        HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: found.live.userJSON(UserJSON.bytes))
     }
 
     /// docs/guides/passwords-and-email.md: the language of the user's mail.
