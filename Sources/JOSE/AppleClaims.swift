@@ -72,9 +72,13 @@ public struct AppleClaims: Sendable {
             case nil: break
             }
         }
+        // Everything that can throw runs before the first property is set: a throw after it
+        // makes the compiler build the value aside and copy it, field by field, on every token.
         if requireSubject, subject == nil || subject!.isEmpty { throw .malformed }
         guard let issued, let issuedAt = try Self.time(issued) else { throw .malformed }
-        expiresAt = try expires.flatMap { value throws(TokenFailure) in try Self.time(value) }
+        let expiresAt = try expires.flatMap { value throws(TokenFailure) in try Self.time(value) }
+        let eventList = try events.map { value throws(TokenFailure) in try AppleEvent.list(from: value) }
+        self.expiresAt = expiresAt
         self.issuer = issuer
         self.audiences = audiences
         self.subject = subject ?? ""
@@ -89,7 +93,7 @@ public struct AppleClaims: Sendable {
         self.authTime = authTime
         self.transferSubject = transferSubject
         self.tokenID = tokenID
-        self.events = try events.map { value throws(TokenFailure) in try AppleEvent.list(from: value) }
+        self.events = eventList
     }
 
     /// The members read above. A `switch` over string literals compares a key with every case
