@@ -97,9 +97,9 @@ public final class Store: Sendable {
     /// On PostgreSQL, whether the session cache's listener is listening now (sessions may be
     /// served from memory) and how often the cache stopped serving for its listener's sake; nil
     /// on SQLite, whose cache needs no listener.
-    public var sessionCacheListener: (listening: Bool, outages: SessionCacheOutages)? {
+    public var sessionCacheListener: SessionCacheListenerState? {
         guard let cache = engine.sessionCaching as? NotifiedSessionCache else { return nil }
-        return (cache.isListening, cache.outages)
+        return SessionCacheListenerState(isListening: cache.isListening, outages: cache.outages)
     }
 
     /// Gives the disk space of deleted rows back, a bounded amount per call.

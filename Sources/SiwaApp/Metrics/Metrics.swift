@@ -23,7 +23,7 @@ public final class Metrics: Sendable {
     /// The access log's sink, whose dropped lines `siwa_log_lines_dropped_total` counts.
     private let logSink = Mutex<LogSink?>(nil)
     /// The PostgreSQL session cache's listener; nil on SQLite, where its metrics are not shown.
-    private let sessionCacheListener = Mutex<(@Sendable () -> (listening: Bool, outages: SessionCacheOutages)?)?>(nil)
+    private let sessionCacheListener = Mutex<(@Sendable () -> SessionCacheListenerState?)?>(nil)
 
     public init() {}
 
@@ -35,7 +35,7 @@ public final class Metrics: Sendable {
         logSink.withLock { $0 = sink }
     }
 
-    func watchSessionCacheListener(with state: @escaping @Sendable () -> (listening: Bool, outages: SessionCacheOutages)?) {
+    func watchSessionCacheListener(with state: @escaping @Sendable () -> SessionCacheListenerState?) {
         sessionCacheListener.withLock { $0 = state }
     }
 
@@ -46,17 +46,17 @@ public final class Metrics: Sendable {
         PrometheusText.header(
             "siwa_log_lines_dropped_total", type: "counter", help: "Log lines dropped because the output could not keep up.", into: &output)
         output += "siwa_log_lines_dropped_total \(logSink.withLock { $0 }?.droppedLines ?? 0)\n"
-        if let (listening, outages) = sessionCacheListener.withLock({ $0 })?() {
+        if let listener = sessionCacheListener.withLock({ $0 })?() {
             PrometheusText.header(
                 "siwa_session_cache_listening", type: "gauge",
                 help: "1 while the PostgreSQL session cache's listener listens (sessions may be served from memory), else 0.", into: &output)
-            output += "siwa_session_cache_listening \(listening ? 1 : 0)\n"
+            output += "siwa_session_cache_listening \(listener.isListening ? 1 : 0)\n"
             PrometheusText.header(
                 "siwa_session_cache_outages_total", type: "counter",
                 help: "Times the PostgreSQL session cache stopped serving from memory because its listener broke or answered late.",
                 into: &output)
-            output += "siwa_session_cache_outages_total{cause=\"disconnected\"} \(outages.disconnected)\n"
-            output += "siwa_session_cache_outages_total{cause=\"unconfirmed\"} \(outages.unconfirmed)\n"
+            output += "siwa_session_cache_outages_total{cause=\"disconnected\"} \(listener.outages.disconnected)\n"
+            output += "siwa_session_cache_outages_total{cause=\"unconfirmed\"} \(listener.outages.unconfirmed)\n"
         }
         if let counter = activeSessions.withLock({ $0 }), let count = await counter() {
             PrometheusText.header("siwa_sessions_active", type: "gauge", help: "Sessions that have neither expired nor gone idle.", into: &output)
