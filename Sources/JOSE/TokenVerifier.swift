@@ -145,10 +145,11 @@ public enum TokenVerifier {
         }
     }
 
-    /// Whether `claimed` is `codeHash(code)`. Strict base64url gives every byte string one
-    /// spelling, so decoding the claim and comparing bytes is the same test as encoding the
-    /// digest and comparing text, without making a string for every token verified.
-    static func codeHashMatches(_ claimed: String, code: String) -> Bool {
+    /// Whether `claimed` is, byte for byte, `codeHash(code)`. Strict base64url gives every byte
+    /// string one spelling, so decoding the claim and comparing bytes is that test, without
+    /// making a string for every token verified. (Bytes, not Swift's `==`, to which U+212A
+    /// KELVIN SIGN is a K: no other text passes for Apple's ASCII.)
+    package static func codeHashMatches(_ claimed: String, code: String) -> Bool {
         var claimed = claimed, code = code
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SHA256.byteCount + 16) { scratch in
             let digest = UnsafeMutableBufferPointer(rebasing: scratch[..<SHA256.byteCount])

@@ -262,6 +262,10 @@ struct TokenFactory {
         #expect(!TokenVerifier.codeHashMatches("7DGrz5DFcFFtWOE5NDHy8", code: "the-code"))
         #expect(!TokenVerifier.codeHashMatches("", code: "the-code"))
         #expect(!TokenVerifier.codeHashMatches("7DGrz5DFcFFtWOE5NDHy8Q", code: "the-codf"))
+        // Text equal to the hash under Swift's `==` but not byte for byte.
+        #expect(TokenVerifier.codeHashMatches("DKqIwlfXEiJo9klFOfrt9g", code: "code-2"))
+        #expect("DKqIwlfXEiJo9klFOfrt9g" == "D\u{212A}qIwlfXEiJo9klFOfrt9g")
+        #expect(!TokenVerifier.codeHashMatches("D\u{212A}qIwlfXEiJo9klFOfrt9g", code: "code-2"))
     }
 
     /// What `CompactJWS` hands out is the token's own parts, whatever path decoded them.

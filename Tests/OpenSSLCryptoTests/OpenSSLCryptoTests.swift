@@ -270,6 +270,10 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
         #expect(ConstantTime.equals("a long string that is stored out of line", "a long string that is stored out of line"))
         let precomposed = "caf\u{E9}", decomposed = "cafe\u{301}"
         #expect(precomposed == decomposed && !ConstantTime.equals(precomposed, decomposed))
+        // Equal to `==` and of one length, so the bytes themselves are compared.
+        let dotsAboveBelow = "\u{1E0B}\u{323}", dotsBelowAbove = "\u{1E0D}\u{307}"
+        #expect(dotsAboveBelow == dotsBelowAbove && dotsAboveBelow.utf8.count == dotsBelowAbove.utf8.count)
+        #expect(!ConstantTime.equals(dotsAboveBelow, dotsBelowAbove))
     }
 }
 

@@ -201,7 +201,7 @@ func encodeBase64URL(_ bytes: [UInt8]) -> String {
             let live = try #require(try await store.sessions.live(token: session.token[...], now: 1_001, idleTTL: 600))
             #expect(live.userJSON(write) == Array("\(userID) en".utf8))
             let again = try #require(try await store.sessions.live(token: session.token[...], now: 1_001, idleTTL: 600))
-            #expect(again.userJSON(write) == Array("\(userID) en".utf8))
+            #expect(again === live && again.userJSON(write) == Array("\(userID) en".utf8))
             #expect(writes.load(ordering: .relaxed) == 1)
 
             _ = try await store.setLocale(userID: userID, locale: "ko", now: 1_002)

@@ -28,6 +28,8 @@ struct AccountAPI: Sendable {
         return HTTPResponse(status: 201, headers: ["Content-Type": "application/json"], body: JSONWriter.bytes(body))
     }
 
+    /// The body is written once per cached session object (`LiveSession.userJSON`), always
+    /// by `UserJSON.bytes`: the one writer that memo may be given.
     static func me(_: HTTPRequest, _ found: SessionAuthenticator.Authenticated) -> HTTPResponse {
         HTTPResponse(headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: found.live.userJSON(UserJSON.bytes))
     }
