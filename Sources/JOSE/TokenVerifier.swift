@@ -138,11 +138,7 @@ public enum TokenVerifier {
 
     /// OIDC `c_hash`: base64url of the left half of SHA-256 of the code.
     public static func codeHash(_ code: String) -> String {
-        var code = code
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SHA256.byteCount) { digest in
-            code.withUTF8 { SHA256.hash(UnsafeRawBufferPointer($0), into: UnsafeMutableRawBufferPointer(digest)) }
-            return Base64.url.encode(UnsafeBufferPointer(rebasing: digest[..<16]))
-        }
+        withCodeHashBytes(code) { Base64.url.encode($0) }
     }
 
     /// Whether `claimed` is, byte for byte, `codeHash(code)`. Strict base64url gives every byte
@@ -150,13 +146,20 @@ public enum TokenVerifier {
     /// making a string for every token verified. (Bytes, not Swift's `==`, to which U+212A
     /// KELVIN SIGN is a K: no other text passes for Apple's ASCII.)
     package static func codeHashMatches(_ claimed: String, code: String) -> Bool {
-        var claimed = claimed, code = code
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SHA256.byteCount + 16) { scratch in
-            let digest = UnsafeMutableBufferPointer(rebasing: scratch[..<SHA256.byteCount])
-            let decoded = UnsafeMutableBufferPointer(rebasing: scratch[SHA256.byteCount...])
-            guard claimed.utf8.count == 22, claimed.withUTF8({ Base64.url.decode($0, into: decoded) }) == 16 else { return false }
+        var claimed = claimed
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { decoded in
+            // Anything but 22 characters decodes to another length, or not at all.
+            guard claimed.withUTF8({ Base64.url.decode($0, into: decoded) }) == 16 else { return false }
+            return withCodeHashBytes(code) { $0.elementsEqual(decoded) }
+        }
+    }
+
+    /// Lends `body` the 16 bytes `c_hash` encodes: the left half of SHA-256 of the code.
+    private static func withCodeHashBytes<R>(_ code: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        var code = code
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: SHA256.byteCount) { digest in
             code.withUTF8 { SHA256.hash(UnsafeRawBufferPointer($0), into: UnsafeMutableRawBufferPointer(digest)) }
-            return digest.prefix(16).elementsEqual(decoded)
+            return body(UnsafeBufferPointer(rebasing: digest[..<16]))
         }
     }
 
