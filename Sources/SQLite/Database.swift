@@ -32,14 +32,21 @@ public final class Database: Sendable {
         Self.configureProcess
         try DatabaseFile.prepare(path: path)
         let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, busyTimeout: busyTimeout)
-        try Self.configureWriter(connection, synchronous: synchronous)
+        // With FULL the WALSyncer syncs after COMMIT, so COMMIT itself need not.
+        try Self.configureWriter(connection, synchronous: synchronous == .full ? .normal : synchronous)
         self.path = path
         self.readers = ReaderPool(path: path, capacity: readers) {
             try Self.openReader(path: path, busyTimeout: busyTimeout)
         }
         changes = trackedTables.isEmpty ? nil : RowChangeTracker(tables: trackedTables)
         let checkpointer = Checkpointer { try Self.openCheckpointer(path: path, synchronous: synchronous, busyTimeout: busyTimeout) }
-        self.writer = try Writer(connection: connection, path: path, tracker: changes, checkpointer: checkpointer)
+        let syncer = synchronous == .full ? try WALSyncer(walPath: path + "-wal") : nil
+        do {
+            self.writer = try Writer(connection: connection, path: path, tracker: changes, checkpointer: checkpointer, syncer: syncer)
+        } catch {
+            syncer?.stop()
+            throw error
+        }
     }
 
     deinit {
@@ -56,7 +63,8 @@ public final class Database: Sendable {
 
     /// Runs `body` on the writer thread inside a transaction shared with the other writes queued
     /// at the same time, each in its own savepoint. Returns once the transaction is committed
-    /// (durable with `.full`); if `body` throws, only its own changes are undone.
+    /// (and with `.full` once the WAL holding it is on disk: other connections may read it up
+    /// to one fsync sooner); if `body` throws, only its own changes are undone.
     ///
     /// Use the connection passed to `body`: `read` from inside it sees only committed data, not
     /// this batch. The write runs even if the calling task is cancelled after queuing it.
@@ -107,6 +115,8 @@ public final class Database: Sendable {
     /// Checkpoints the writer ran itself rather than leave them to the checkpointer thread.
     var writerCheckpointCount: Int { writer.ownCheckpointCount }
     var checkpointer: Checkpointer { writer.checkpointer }
+    /// Syncs the WAL after commits with `.full`; nil otherwise.
+    var syncer: WALSyncer? { writer.syncer }
     /// Looks for another process's commits finished so far (tests wait for the next one).
     var writerForeignCommitChecks: Int { writer.foreignCommitCheckCount }
 
@@ -141,7 +151,7 @@ public final class Database: Sendable {
 
     private static func configureWriter(_ connection: Connection, synchronous: Synchronous) throws {
         // WAL lets readers run while a write transaction is open, and makes a commit one
-        // sequential append (plus one fsync with synchronous=FULL).
+        // sequential append (plus one fsync, by the WALSyncer with `.full`).
         let mode = try connection.queryOne("PRAGMA journal_mode=WAL")?.string(0)
         guard mode?.lowercased() == "wal" else {
             throw SQLiteError(code: SQLITE_CANTOPEN, message: "cannot use WAL journal mode (got \(mode ?? "nothing"))")
@@ -156,7 +166,7 @@ public final class Database: Sendable {
 
     private static func openCheckpointer(path: String, synchronous: Synchronous, busyTimeout: Duration) throws -> Connection {
         let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE, busyTimeout: busyTimeout)
-        // A checkpoint fsyncs as its connection's `synchronous` says: the writer's setting.
+        // A checkpoint fsyncs as its connection's `synchronous` says: the database's setting.
         try connection.execute("PRAGMA synchronous=\(synchronous.rawValue)")
         return connection
     }

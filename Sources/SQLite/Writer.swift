@@ -13,8 +13,9 @@ import SystemThread
 ///
 /// Group commit: the thread takes every job queued so far and runs up to `batchLimit` of them
 /// in one `BEGIN IMMEDIATE … COMMIT`, each in its own savepoint, so one fsync covers the whole
-/// batch while a failing job still undoes only itself. Callers resume only after COMMIT
-/// returned, so an awaited write is on disk.
+/// batch while a failing job still undoes only itself. Callers resume only once their batch is
+/// durable: after COMMIT returned, or with a `WALSyncer` after its fsync of the WAL, which runs
+/// while this thread goes on with the next batch.
 final class Writer: @unchecked Sendable {
     // Sendable by confinement:
     // - `queue` and `isStopping` are only touched while holding `condition`;
@@ -52,6 +53,9 @@ final class Writer: @unchecked Sendable {
     /// the WAL starts over: 16 MiB of 4 KiB pages.
     static let walFrameLimit = 4_096
     let checkpointer: Checkpointer
+    /// Syncs the WAL after commits and resumes their callers (with `synchronous=FULL`); nil
+    /// when COMMIT itself is as durable as the database was asked to be.
+    let syncer: WALSyncer?
     /// Checkpoints the writer ran itself (the WAL reached its limit, or no pass could start).
     private let ownCheckpoints = Atomic<Int>(0)
     /// WAL frames at which the next pass is asked for.
@@ -59,10 +63,11 @@ final class Writer: @unchecked Sendable {
     /// The WAL reached `walFrameLimit` (or no pass can run): checkpoint after this batch.
     private var mustFinishCheckpoint = false
 
-    init(connection: Connection, path: String, tracker: RowChangeTracker?, checkpointer: Checkpointer) throws {
+    init(connection: Connection, path: String, tracker: RowChangeTracker?, checkpointer: Checkpointer, syncer: WALSyncer?) throws {
         self.connection = connection
         self.path = path
         self.checkpointer = checkpointer
+        self.syncer = syncer
         changes = tracker.map(RowChangeTracker.Collector.init)
         changes?.install(on: connection)
         installWALHook()
@@ -148,6 +153,8 @@ final class Writer: @unchecked Sendable {
             // A writer that is never idle looks too.
             if ContinuousClock.now - lastForeignCommitCheck >= .milliseconds(Self.foreignCommitCheckMilliseconds) { checkForeignCommits() }
         }
+        // The last batches' callers resume once they are on disk, before the WAL is emptied.
+        syncer?.stop()
         // TRUNCATE leaves an empty -wal file, so a copied or backed-up database file is whole.
         checkpointer.stop()
         try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -218,7 +225,11 @@ final class Writer: @unchecked Sendable {
         commits.add(1, ordering: .relaxed)
         // Callers resume only after caches of the rows they changed know of it.
         changes?.flush()
-        for job in jobs { job.complete(batchError: nil) }
+        if let syncer {
+            syncer.complete(afterSync: jobs)
+        } else {
+            for job in jobs { job.complete(batchError: nil) }
+        }
         return jobs.endIndex
     }
 
@@ -231,7 +242,12 @@ final class Writer: @unchecked Sendable {
             error = SQLiteError.misuse("writeWithoutTransaction body left a transaction open")
         }
         changes?.flush()
-        job.complete(batchError: error)
+        // What it committed before it failed may be in the WAL; a failure is told at once.
+        if let syncer, error == nil {
+            syncer.complete(afterSync: CollectionOfOne(job))
+        } else {
+            job.complete(batchError: error)
+        }
     }
 
     // MARK: - Checkpoints
