@@ -86,6 +86,13 @@ public final class Connection {
         try statement(sql).query(parameters, limit: 1).first
     }
 
+    /// The main database's WAL file as SQLite names it (beside the real file when the path is a
+    /// symlink); nil for a database with no file.
+    var walPath: String? {
+        guard let file = sqlite3_db_filename(handle, "main"), file.pointee != 0, let wal = sqlite3_filename_wal(file) else { return nil }
+        return String(cString: wal)
+    }
+
     public var lastInsertRowID: Int64 {
         sqlite3_last_insert_rowid(handle)
     }

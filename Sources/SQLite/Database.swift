@@ -32,15 +32,17 @@ public final class Database: Sendable {
         Self.configureProcess
         try DatabaseFile.prepare(path: path)
         let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, busyTimeout: busyTimeout)
-        // With FULL the WALSyncer syncs after COMMIT, so COMMIT itself need not.
-        try Self.configureWriter(connection, synchronous: synchronous == .full ? .normal : synchronous)
+        // With FULL the WALSyncer syncs after COMMIT, so COMMIT itself need not; but where SQLite
+        // is built without POWERSAFE_OVERWRITE, FULL also pads the WAL at each commit, so FULL it is.
+        let walPath = synchronous == .full && sqlite3_compileoption_used("POWERSAFE_OVERWRITE=0") == 0 ? connection.walPath : nil
+        try Self.configureWriter(connection, synchronous: walPath != nil ? .normal : synchronous)
         self.path = path
         self.readers = ReaderPool(path: path, capacity: readers) {
             try Self.openReader(path: path, busyTimeout: busyTimeout)
         }
         changes = trackedTables.isEmpty ? nil : RowChangeTracker(tables: trackedTables)
         let checkpointer = Checkpointer { try Self.openCheckpointer(path: path, synchronous: synchronous, busyTimeout: busyTimeout) }
-        let syncer = synchronous == .full ? try WALSyncer(walPath: path + "-wal") : nil
+        let syncer = try walPath.map(WALSyncer.init(walPath:))
         do {
             self.writer = try Writer(connection: connection, path: path, tracker: changes, checkpointer: checkpointer, syncer: syncer)
         } catch {
@@ -130,7 +132,8 @@ public final class Database: Sendable {
 
     /// Whether the database answers a query (for readiness checks).
     public func ping() -> Bool {
-        (try? read { try $0.queryOne("SELECT 1")?.int(0) == 1 }) ?? false
+        guard writer.syncer?.failure == nil else { return false }
+        return (try? read { try $0.queryOne("SELECT 1")?.int(0) == 1 }) ?? false
     }
 
     // MARK: - Closing

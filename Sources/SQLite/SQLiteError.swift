@@ -38,6 +38,8 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     static let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
     static let constraintUnique = SQLITE_CONSTRAINT | (8 << 8)
     static let ioErrorFsync = SQLITE_IOERR | (4 << 8)
+    /// A sync of the WAL failed: the database takes no more writes until the process restarts.
+    public var isFailedSync: Bool { extendedCode == Self.ioErrorFsync }
     /// A value had another type than the caller asked for (see `Row`).
     public var isMismatch: Bool { code == SQLITE_MISMATCH }
     /// The database was used after `close()`, or the API was used in a way it does not allow.

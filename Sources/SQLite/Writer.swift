@@ -76,6 +76,7 @@ final class Writer: @unchecked Sendable {
 
     /// Queues a job; throws once `stop()` has begun.
     func submit(_ job: any WriteJob) throws {
+        if let failure = syncer?.failure { throw failure }
         try condition.withLock {
             if isStopping { throw SQLiteError.closed(path) }
             queue.append(job)
@@ -146,7 +147,7 @@ final class Writer: @unchecked Sendable {
             process(jobs)
             jobs.removeAll(keepingCapacity: true)
             if mustFinishCheckpoint {
-                // After the batch's callers resumed: only the next batch waits for it.
+                // After the batch was handed over: only the next batch waits for it.
                 mustFinishCheckpoint = !connection.checkpointPassively()
                 ownCheckpoints.add(1, ordering: .relaxed)
             }
@@ -174,6 +175,11 @@ final class Writer: @unchecked Sendable {
     }
 
     private func process(_ jobs: [any WriteJob]) {
+        if let failure = syncer?.failure {
+            // Nothing committed now could be promised durable.
+            for job in jobs { job.complete(batchError: failure) }
+            return
+        }
         var start = 0
         while start < jobs.count {
             if jobs[start].isExclusive {
@@ -242,7 +248,7 @@ final class Writer: @unchecked Sendable {
             error = SQLiteError.misuse("writeWithoutTransaction body left a transaction open")
         }
         changes?.flush()
-        // What it committed before it failed may be in the WAL; a failure is told at once.
+        // What it committed waits for the sync; a transaction it left open was rolled back.
         if let syncer, error == nil {
             syncer.complete(afterSync: CollectionOfOne(job))
         } else {

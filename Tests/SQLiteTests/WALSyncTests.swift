@@ -90,22 +90,28 @@ import TestSupport
         }
     }
 
-    @Test func aFailedSyncFailsTheWritesItCoveredAndTheNextSyncWorks() async throws {
-        try await withDatabase { database, _ in
+    @Test func aFailedSyncEndsWritingUntilARestart() async throws {
+        try await withDatabase { database, path in
             let syncer = try #require(database.syncer)
-            let calls = Atomic(0)
-            syncer.beforeSync.withLock { $0 = { calls.add(1, ordering: .relaxed).oldValue == 0 ? EIO : 0 } }
-            await #expect {
-                try await insert("ada", into: database)
-            } throws: { error in
+            syncer.beforeSync.withLock { $0 = { EIO } }
+            let failedSync: (any Error) -> Bool = { error in
                 guard let error = error as? SQLiteError else { return false }
-                return error.extendedCode == SQLiteError.ioErrorFsync && error.message.contains("fsync of the WAL failed")
+                return error.isFailedSync && error.message.contains("fsync of the WAL failed") && error.message.contains("no more writes")
             }
-            try await insert("grace", into: database)
-            let syncs = calls.load(ordering: .relaxed)
-            #expect(syncs == 2)
-            // The failed one was committed: its caller was only not told it was durable.
-            #expect(try count(database) == 2)
+            await #expect(performing: { try await insert("ada", into: database) }, throws: failedSync)
+            syncer.beforeSync.withLock { $0 = nil }
+            // The kernel may have dropped what it could not write: no later write is promised.
+            await #expect(performing: { try await insert("grace", into: database) }, throws: failedSync)
+            #expect(!database.ping())
+            // The failed batch was committed (its callers were only not told it is durable); the
+            // write after it never ran.
+            #expect(try count(database) == 1)
+            database.close()
+            let reopened = try Database(path: path)
+            defer { reopened.close() }
+            try await insert("grace", into: reopened)
+            #expect(try count(reopened) == 2)
+            #expect(reopened.ping())
         }
     }
 
@@ -120,13 +126,43 @@ import TestSupport
             defer { release(syncer, gate) }
             let write = Task { try await insert("ada", into: database) }
             #expect(try await eventually { gate.isEntered })
-            let closing = Task.detached { database.close() }
+            let closed = Atomic(false)
+            let closing = Task.detached {
+                database.close()
+                closed.store(true, ordering: .releasing)
+            }
+            #expect(try await eventually { !database.writerIsAccepting })
+            // Close waits for the held sync and the write it resumes.
+            let closedWhileHeld = closed.load(ordering: .acquiring)
+            #expect(!closedWhileHeld)
             release(syncer, gate)
             try await write.value
             await closing.value
             let reopened = try Database(path: path)
             defer { reopened.close() }
             #expect(try count(reopened) == 1)
+        }
+    }
+
+    @Test func theWriterCommitsWithNormalAndTheSyncerSyncsTheWALSQLiteNamesThroughASymlink() async throws {
+        try await withTemporaryFolder { folder in
+            try FileManager.default.createDirectory(atPath: folder + "/real", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: folder + "/link.sqlite3", withDestinationPath: folder + "/real/db.sqlite3")
+            let database = try Database(path: folder + "/link.sqlite3")
+            defer { database.close() }
+            let syncer = try #require(database.syncer)
+            // SQLite follows the link: its WAL lies beside the real file, and that is the one synced.
+            #expect(syncer.walPath.hasSuffix("/real/db.sqlite3-wal"))
+            let synchronous = try await database.write { connection in
+                try connection.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+                return try connection.queryOne("PRAGMA synchronous")?.int(0)
+            }
+            #expect(synchronous == 1)
+            try await insert("ada", into: database)
+            #expect(FileManager.default.fileExists(atPath: syncer.walPath))
+            #expect(!FileManager.default.fileExists(atPath: folder + "/link.sqlite3-wal"))
+            #expect(syncer.syncCount >= 2)
+            #expect(database.ping())
         }
     }
 

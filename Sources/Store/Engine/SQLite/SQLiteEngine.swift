@@ -66,6 +66,7 @@ struct SQLiteEngine: StoreEngine {
 
     static func translated(_ error: SQLiteError) -> StoreError {
         if error.isBusy { return .unavailable(reason: "the database is locked by another process") }
+        if error.isFailedSync { return .unavailable(reason: error.message) }
         if error.isUniqueViolation {
             // "UNIQUE constraint failed: users.email": SQLite names the columns, not the index.
             let columns = error.message.split(separator: ": ", maxSplits: 1).last.map(String.init) ?? error.message
