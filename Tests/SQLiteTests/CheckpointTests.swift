@@ -52,7 +52,12 @@ import TestSupport
             // with writes arriving back to back.
             let gate = WriterGate()
             database.checkpointer.beforePass.withLock { $0 = { gate.block() } }
-            defer { gate.open() }
+            // The hook goes first: a pass asked for meanwhile would block again, and close would
+            // wait for it for ever.
+            defer {
+                database.checkpointer.beforePass.withLock { $0 = nil }
+                gate.open()
+            }
             let framesWritten = 3 * Writer.walFrameLimit
             for _ in 0..<(framesWritten / 100) { try await rewriteBlob(database) }
             #expect(database.writerCheckpointCount >= 2)

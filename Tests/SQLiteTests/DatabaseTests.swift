@@ -254,12 +254,13 @@ import TestSupport
                 Task { try await database.write { try $0.run("INSERT INTO t(name) VALUES (?)", [.text("q\(index)")]) } }
             }
             try #require(try await eventually { database.writerQueuedCount == 10 })
-            let closing = Task.detached { database.close() }
+            // close() blocks: on a thread of its own, not one of the cooperative pool's two.
+            let closing = Task { try await onOwnThread("close") { database.close() } }
             try #require(try await eventually { !database.writerIsAccepting })
             // Refused while close() drains what was queued before it.
             await #expect(throws: SQLiteError.self) { _ = try await database.write { _ in 1 } }
             gate.open()
-            await closing.value
+            try await closing.value
             try await blocker
             for write in writes { _ = try await write.value }
 

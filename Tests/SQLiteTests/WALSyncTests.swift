@@ -127,9 +127,12 @@ import TestSupport
             let write = Task { try await insert("ada", into: database) }
             #expect(try await eventually { gate.isEntered })
             let closed = Atomic(false)
-            let closing = Task.detached {
-                database.close()
-                closed.store(true, ordering: .releasing)
+            // close() blocks: on a thread of its own, not one of the cooperative pool's two.
+            let closing = Task {
+                try await onOwnThread("close") {
+                    database.close()
+                    closed.store(true, ordering: .releasing)
+                }
             }
             #expect(try await eventually { !database.writerIsAccepting })
             // Close waits for the held sync and the write it resumes.
@@ -137,7 +140,7 @@ import TestSupport
             #expect(!closedWhileHeld)
             release(syncer, gate)
             try await write.value
-            await closing.value
+            try await closing.value
             let reopened = try Database(path: path)
             defer { reopened.close() }
             #expect(try count(reopened) == 1)
