@@ -106,14 +106,14 @@ final class WALSyncer: @unchecked Sendable {
     /// fdatasync of the WAL, as SQLite's own commit does with FULL; nil when it is on disk.
     private func sync() -> SQLiteError? {
         let injected = beforeSync.withLock { $0 }?() ?? 0
-        if injected != 0 { return failure(injected, "fsync of the WAL failed") }
+        if injected != 0 { return syncError(injected, "fsync of the WAL failed") }
         if descriptor < 0 {
             // The WAL exists from the first commit until the writer connection closes, after
             // this thread ends; it keeps one inode all along (a restart overwrites it). None yet:
             // nothing was committed (a job that wrote nothing), so nothing waits for the disk.
             let opened = open(walPath, O_RDWR | O_CLOEXEC)
             if opened < 0 && errno == ENOENT { return nil }
-            guard opened >= 0 else { return failure(errno, "cannot open the WAL to sync it") }
+            guard opened >= 0 else { return syncError(errno, "cannot open the WAL to sync it") }
             // SQLite syncs the folder once after creating the WAL, at its first sync of it, which
             // with NORMAL waits for a checkpoint: the file's name must be on disk as well.
             if let error = syncFolder() {
@@ -123,7 +123,7 @@ final class WALSyncer: @unchecked Sendable {
             descriptor = opened
         }
         while Self.dataSync(descriptor) != 0 {
-            if errno != EINTR { return failure(errno, "fsync of the WAL failed") }
+            if errno != EINTR { return syncError(errno, "fsync of the WAL failed") }
         }
         syncs.add(1, ordering: .releasing)
         return nil
@@ -132,10 +132,10 @@ final class WALSyncer: @unchecked Sendable {
     private func syncFolder() -> SQLiteError? {
         let folder = walPath.lastIndex(of: "/").map { String(walPath[..<$0]) } ?? "."
         let handle = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_CLOEXEC)
-        guard handle >= 0 else { return failure(errno, "cannot open the database folder to sync it") }
+        guard handle >= 0 else { return syncError(errno, "cannot open the database folder to sync it") }
         defer { close(handle) }
         while fsync(handle) != 0 {
-            if errno != EINTR { return failure(errno, "fsync of the database folder failed") }
+            if errno != EINTR { return syncError(errno, "fsync of the database folder failed") }
         }
         return nil
     }
@@ -148,7 +148,7 @@ final class WALSyncer: @unchecked Sendable {
         #endif
     }
 
-    private func failure(_ code: Int32, _ what: String) -> SQLiteError {
+    private func syncError(_ code: Int32, _ what: String) -> SQLiteError {
         let message = "\(what): \(String(cString: strerror(code))); the database takes no more writes until the server restarts"
         return SQLiteError(code: SQLITE_IOERR, extendedCode: SQLiteError.ioErrorFsync, message: message)
     }

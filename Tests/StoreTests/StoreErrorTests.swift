@@ -57,6 +57,13 @@ struct StoreErrorTests {
         }
     }
 
+    @Test func aFailedSyncOfTheSQLiteWALIsUnavailableAndOtherIOErrorsAreNot() {
+        // SQLITE_IOERR (10) and SQLITE_IOERR_FSYNC (10 | 4 << 8), which the WAL syncer reports.
+        let failedSync = SQLiteError(code: 10, extendedCode: 10 | 4 << 8, message: "fsync of the WAL failed: I/O error")
+        #expect(SQLiteEngine.translated(failedSync) == .unavailable(reason: "fsync of the WAL failed: I/O error"))
+        #expect(!SQLiteEngine.translated(SQLiteError(code: 10, message: "disk I/O error")).isUnavailable)
+    }
+
     @Test func aPostgreSQLServerThatCannotBeReachedIsUnavailable() throws {
         // Nothing listens on port 1: the connection is refused before any query.
         #expect(throws: StoreError.unavailable(reason: "the database cannot be reached")) {
